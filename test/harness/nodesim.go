@@ -1,0 +1,280 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// SimulatedNodeLabel marks the nodes the NodeSimulator plays the kubelet for.
+const SimulatedNodeLabel = "sim.accord.dev/managed"
+
+// NodeSimulator plays the kubelet for simulated nodes: it keeps them Ready, moves the pods bound to
+// them to Running, and finishes the deletion of their terminating pods (an evicted pod disappears as
+// soon as the eviction is granted, as with a kubelet whose containers stop at once).
+type NodeSimulator struct {
+	client  kubernetes.Interface
+	factory informers.SharedInformerFactory
+	nodes   corelisters.NodeLister
+	pods    corelisters.PodLister
+	queue   workqueue.TypedRateLimitingInterface[simKey]
+	wg      sync.WaitGroup
+}
+
+type simKey struct {
+	kind      string // "node" or "pod"
+	namespace string
+	name      string
+}
+
+// NodeSpec describes a simulated node.
+type NodeSpec struct {
+	Name   string
+	Labels map[string]string
+	Taints []corev1.Taint
+	// Allocatable defaults to 4 CPU, 16Gi memory and 110 pods when nil.
+	Allocatable corev1.ResourceList
+}
+
+func newNodeSimulator(client kubernetes.Interface) *NodeSimulator {
+	factory := informers.NewSharedInformerFactory(client, 0)
+	s := &NodeSimulator{
+		client:  client,
+		factory: factory,
+		nodes:   factory.Core().V1().Nodes().Lister(),
+		pods:    factory.Core().V1().Pods().Lister(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[simKey](),
+			workqueue.TypedRateLimitingQueueConfig[simKey]{Name: "accord-node-simulator"}),
+	}
+	enqueue := func(kind string) cache.ResourceEventHandlerFuncs {
+		add := func(obj any) {
+			if m, err := metaOf(obj); err == nil {
+				s.queue.Add(simKey{kind: kind, namespace: m.GetNamespace(), name: m.GetName()})
+			}
+		}
+		return cache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, n any) { add(n) }}
+	}
+	_, _ = factory.Core().V1().Nodes().Informer().AddEventHandler(enqueue("node"))
+	_, _ = factory.Core().V1().Pods().Informer().AddEventHandler(enqueue("pod"))
+	return s
+}
+
+func metaOf(obj any) (metav1.Object, error) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, fmt.Errorf("unexpected object %T", obj)
+	}
+	return m, nil
+}
+
+func (s *NodeSimulator) start(ctx context.Context, workers int) error {
+	s.factory.Start(ctx.Done())
+	for typ, ok := range s.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("node simulator: %v cache did not sync", typ)
+		}
+	}
+	for range workers {
+		s.wg.Go(func() {
+			for s.processNext(ctx) {
+			}
+		})
+	}
+	return nil
+}
+
+func (s *NodeSimulator) stop() {
+	s.queue.ShutDown()
+	s.wg.Wait()
+	s.factory.Shutdown()
+}
+
+func (s *NodeSimulator) processNext(ctx context.Context) bool {
+	key, quit := s.queue.Get()
+	if quit {
+		return false
+	}
+	defer s.queue.Done(key)
+	var err error
+	if key.kind == "node" {
+		err = s.syncNode(ctx, key.name)
+	} else {
+		err = s.syncPod(ctx, key.namespace, key.name)
+	}
+	switch {
+	case err == nil:
+		s.queue.Forget(key)
+	case ctx.Err() != nil:
+	default:
+		klog.FromContext(ctx).V(2).Info("Node simulator retrying", "kind", key.kind, "namespace", key.namespace, "name", key.name, "err", err)
+		s.queue.AddRateLimited(key)
+	}
+	return true
+}
+
+func (s *NodeSimulator) managed(nodeName string) bool {
+	n, err := s.nodes.Get(nodeName)
+	return err == nil && n.Labels[SimulatedNodeLabel] == "true"
+}
+
+func (s *NodeSimulator) syncNode(ctx context.Context, name string) error {
+	node, err := s.nodes.Get(name)
+	if apierrors.IsNotFound(err) || (err == nil && node.Labels[SimulatedNodeLabel] != "true") {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if nodeReady(node) {
+		return nil
+	}
+	node = node.DeepCopy()
+	setReady(node, time.Now())
+	_, err = s.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	return ignoreGone(err)
+}
+
+func (s *NodeSimulator) syncPod(ctx context.Context, namespace, name string) error {
+	pod, err := s.pods.Pods(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if pod.Spec.NodeName == "" || !s.managed(pod.Spec.NodeName) {
+		return nil
+	}
+	if pod.DeletionTimestamp != nil {
+		uid := pod.UID
+		err := s.client.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{
+			GracePeriodSeconds: new(int64),
+			Preconditions:      &metav1.Preconditions{UID: &uid},
+		})
+		return ignoreGone(err)
+	}
+	if pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "" {
+		return nil
+	}
+	pod = pod.DeepCopy()
+	markRunning(pod, time.Now())
+	_, err = s.client.CoreV1().Pods(namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+	return ignoreGone(err)
+}
+
+func ignoreGone(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// CreateNode creates a simulated node; the simulator reports it Ready.
+func (s *NodeSimulator) CreateNode(ctx context.Context, spec NodeSpec) (*corev1.Node, error) {
+	alloc := spec.Allocatable
+	if alloc == nil {
+		alloc = corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("4"),
+			corev1.ResourceMemory: resource.MustParse("16Gi"),
+			corev1.ResourcePods:   resource.MustParse("110"),
+		}
+	}
+	lbls := map[string]string{corev1.LabelHostname: spec.Name, corev1.LabelOSStable: "linux", SimulatedNodeLabel: "true"}
+	for k, v := range spec.Labels {
+		lbls[k] = v
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: spec.Name, Labels: lbls},
+		Spec:       corev1.NodeSpec{Taints: spec.Taints},
+		Status:     corev1.NodeStatus{Capacity: alloc.DeepCopy(), Allocatable: alloc.DeepCopy()},
+	}
+	setReady(node, time.Now())
+	return s.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+}
+
+// WaitForNodesReady waits until every simulated node is Ready.
+func (s *NodeSimulator) WaitForNodesReady(ctx context.Context, names ...string) error {
+	for {
+		ready := true
+		for _, n := range names {
+			node, err := s.client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+			if err != nil || !nodeReady(node) {
+				ready = false
+				break
+			}
+		}
+		if ready {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("nodes %v not Ready: %w", names, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// SimulatedNodes lists the nodes the simulator manages, from its cache.
+func (s *NodeSimulator) SimulatedNodes() ([]*corev1.Node, error) {
+	return s.nodes.List(labels.SelectorFromSet(labels.Set{SimulatedNodeLabel: "true"}))
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func setReady(n *corev1.Node, now time.Time) {
+	t := metav1.NewTime(now)
+	ready := corev1.NodeCondition{
+		Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		Message: "simulated by accord's node simulator", LastHeartbeatTime: t, LastTransitionTime: t,
+	}
+	for i, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			n.Status.Conditions[i] = ready
+			return
+		}
+	}
+	n.Status.Conditions = append(n.Status.Conditions, ready)
+}
+
+func markRunning(pod *corev1.Pod, now time.Time) {
+	t := metav1.NewTime(now)
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.StartTime = &t
+	pod.Status.HostIP = "10.0.0.1"
+	pod.Status.PodIP = fmt.Sprintf("10.244.%d.%d", (now.UnixNano()>>8)%250+1, now.UnixNano()%250+1)
+	pod.Status.Conditions = nil
+	for _, ct := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: ct, Status: corev1.ConditionTrue, LastTransitionTime: t})
+	}
+	pod.Status.ContainerStatuses = nil
+	for _, c := range pod.Spec.Containers {
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: c.Image, Ready: true, Started: new(true),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t}},
+		})
+	}
+}
