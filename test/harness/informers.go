@@ -1,6 +1,10 @@
 package harness
 
 import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"reflect"
 	"testing"
 )
@@ -27,4 +31,20 @@ func StartInformers(t testing.TB, f InformerFactory) {
 			t.Fatalf("informer cache for %v did not sync", typ)
 		}
 	}
+}
+
+// CreateNamespace creates a namespace with a unique name for one test and deletes it when the test
+// ends, so tests can run repeatedly (-count=2) against one control plane.
+func (e *Env) CreateNamespace(t testing.TB, prefix string) string {
+	t.Helper()
+	ns, err := e.Client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = e.Client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	})
+	return ns.Name
 }

@@ -23,7 +23,7 @@ var processWide = []string{
 
 type goroutine struct {
 	id, parent, creator string
-	stack      string
+	stack               string
 }
 
 var headerRE = regexp.MustCompile(`^goroutine (\d+) `)

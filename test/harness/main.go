@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"testing"
-
 )
 
 // Main starts one control plane for a test package, runs its tests and tears it down. Use it from

@@ -36,9 +36,11 @@ func (t *procTB) FailNow()                   { t.fail(); panic(fatalError{"FailN
 func (t *procTB) Fatal(args ...any)          { t.fail(); panic(fatalError{fmt.Sprint(args...)}) }
 func (t *procTB) Fatalf(f string, a ...any)  { t.fail(); panic(fatalError{fmt.Sprintf(f, a...)}) }
 func (t *procTB) Skip(args ...any)           { panic(fatalError{"Skip is not supported by the harness"}) }
-func (t *procTB) Skipf(f string, a ...any)   { panic(fatalError{"Skipf is not supported by the harness"}) }
-func (t *procTB) SkipNow()                   { panic(fatalError{"SkipNow is not supported by the harness"}) }
-func (t *procTB) Skipped() bool              { return false }
+func (t *procTB) Skipf(f string, a ...any) {
+	panic(fatalError{"Skipf is not supported by the harness"})
+}
+func (t *procTB) SkipNow()      { panic(fatalError{"SkipNow is not supported by the harness"}) }
+func (t *procTB) Skipped() bool { return false }
 
 func (t *procTB) TempDir() string {
 	dir, err := os.MkdirTemp("", "accord-harness-")
