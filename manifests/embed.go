@@ -8,3 +8,9 @@ import "embed"
 //
 //go:embed crds/*.yaml
 var CRDs embed.FS
+
+// Samples holds the playground's sample objects (samples/*.yaml): simulated nodes, their
+// ClusterScopedResources and NodeMetrics, and sample workloads. Operators can copy them.
+//
+//go:embed samples/*.yaml
+var Samples embed.FS

@@ -3,16 +3,22 @@ package harness
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/pkg/controller/deployment"
+	"k8s.io/kubernetes/pkg/controller/namespace"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
 )
 
-// startWorkloadControllers runs kube-controller-manager's Deployment and ReplicaSet controllers in
-// this process, so that evicted pods are recreated as in a real cluster. They stop with ctx.
+// startWorkloadControllers runs kube-controller-manager's Deployment, ReplicaSet and Namespace
+// controllers in this process, so that evicted pods are recreated and deleted namespaces are emptied
+// as in a real cluster. The returned function stops them and waits for them.
 func startWorkloadControllers(ctx context.Context, cfg *rest.Config) (func(), error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "accord-harness-controllers"
@@ -31,14 +37,21 @@ func startWorkloadControllers(ctx context.Context, cfg *rest.Config) (func(), er
 		cancel()
 		return nil, fmt.Errorf("creating the deployment controller: %w", err)
 	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	nsc := namespace.NewNamespaceController(ctx, client, meta, client.Discovery().ServerPreferredNamespacedResources,
+		factory.Core().V1().Namespaces(), 5*time.Minute, corev1.FinalizerKubernetes)
 	factory.Start(ctx.Done())
-	done := make(chan struct{}, 2)
-	go func() { rsc.Run(ctx, 2); done <- struct{}{} }()
-	go func() { dc.Run(ctx, 2); done <- struct{}{} }()
+	var wg sync.WaitGroup
+	wg.Go(func() { rsc.Run(ctx, 2) })
+	wg.Go(func() { dc.Run(ctx, 2) })
+	wg.Go(func() { nsc.Run(ctx, 2) })
 	return func() {
 		cancel()
-		<-done
-		<-done
+		wg.Wait()
 		factory.Shutdown()
 	}, nil
 }

@@ -22,16 +22,28 @@ func Main(m *testing.M, env **Env, opts Options) {
 
 func run(m *testing.M, env **Env, opts Options) int {
 	flag.Parse()
+	return checkLeaks(func() int {
+		e, err := Start(context.Background(), opts)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "harness: %v\n", err)
+			return 1
+		}
+		*env = e
+		defer func() { e.Stop(); *env = nil }()
+		return m.Run()
+	})
+}
+
+// MainCheckingLeaks runs the tests of a package that starts its own control planes (such as the
+// playground's) and fails the package if goroutines are left running after they all stopped.
+func MainCheckingLeaks(m *testing.M) {
+	flag.Parse()
+	os.Exit(checkLeaks(m.Run))
+}
+
+func checkLeaks(run func() int) int {
 	before := goroutineSnapshot()
-	e, err := Start(context.Background(), opts)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "harness: %v\n", err)
-		return 1
-	}
-	*env = e
-	code := m.Run()
-	e.Stop()
-	*env = nil
+	code := run()
 	if leaked := waitForGoroutines(before); len(leaked) > 0 {
 		fmt.Fprintf(os.Stderr, "harness: %d goroutines left running after the control plane stopped:\n%s\n", len(leaked), joinStacks(leaked))
 		if code == 0 {

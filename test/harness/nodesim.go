@@ -22,6 +22,9 @@ import (
 // SimulatedNodeLabel marks the nodes the NodeSimulator plays the kubelet for.
 const SimulatedNodeLabel = "sim.accord.dev/managed"
 
+// SimulatedKubeletVersion is the kubelet version simulated nodes report.
+const SimulatedKubeletVersion = "v1.36.3-accord-sim"
+
 // NodeSimulator plays the kubelet for simulated nodes: it keeps them Ready, moves the pods bound to
 // them to Running, and finishes the deletion of their terminating pods (an evicted pod disappears as
 // soon as the eviction is granted, as with a kubelet whose containers stop at once).
@@ -196,14 +199,38 @@ func (s *NodeSimulator) CreateNode(ctx context.Context, spec NodeSpec) (*corev1.
 			corev1.ResourcePods:   resource.MustParse("110"),
 		}
 	}
-	lbls := map[string]string{corev1.LabelHostname: spec.Name, corev1.LabelOSStable: "linux", SimulatedNodeLabel: "true"}
+	lbls := map[string]string{}
 	for k, v := range spec.Labels {
 		lbls[k] = v
 	}
-	node := &corev1.Node{
+	return s.AddNode(ctx, &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: spec.Name, Labels: lbls},
 		Spec:       corev1.NodeSpec{Taints: spec.Taints},
 		Status:     corev1.NodeStatus{Capacity: alloc.DeepCopy(), Allocatable: alloc.DeepCopy()},
+	})
+}
+
+// AddNode creates node as a simulated node: it gets the simulator's label, the usual hostname and OS
+// labels, capacity defaulted from allocatable, and a Ready condition.
+func (s *NodeSimulator) AddNode(ctx context.Context, node *corev1.Node) (*corev1.Node, error) {
+	node = node.DeepCopy()
+	if node.Labels == nil {
+		node.Labels = map[string]string{}
+	}
+	node.Labels[SimulatedNodeLabel] = "true"
+	if _, ok := node.Labels[corev1.LabelHostname]; !ok {
+		node.Labels[corev1.LabelHostname] = node.Name
+	}
+	if _, ok := node.Labels[corev1.LabelOSStable]; !ok {
+		node.Labels[corev1.LabelOSStable] = "linux"
+	}
+	if node.Status.Capacity == nil {
+		node.Status.Capacity = node.Status.Allocatable.DeepCopy()
+	}
+	if node.Status.NodeInfo.KubeletVersion == "" {
+		node.Status.NodeInfo.KubeletVersion = SimulatedKubeletVersion
+		node.Status.NodeInfo.OperatingSystem = "linux"
+		node.Status.NodeInfo.Architecture = "amd64"
 	}
 	setReady(node, time.Now())
 	return s.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})

@@ -1,0 +1,183 @@
+package playground
+
+import (
+	"context"
+	"net"
+	"net/url"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/accord-sched/accord/test/harness"
+	"github.com/accord-sched/accord/test/playground"
+)
+
+func TestMain(m *testing.M) { harness.MainCheckingLeaks(m) }
+
+// TestPlayground drives the playground's entry point as `make run` does and uses the cluster the way
+// a user would: through the kubeconfig it writes.
+func TestPlayground(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := playground.Start(ctx, playground.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("starting the playground: %v", err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			p.Stop()
+		}
+	}
+	defer stop()
+
+	// The kubeconfig it wrote reaches the cluster.
+	cfg, err := clientcmd.BuildConfigFromFlags("", p.Kubeconfig)
+	if err != nil {
+		t.Fatalf("loading the playground kubeconfig: %v", err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The sample nodes are Ready.
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := sets.New[string]()
+	for _, n := range nodes.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				ready.Insert(n.Name)
+			}
+		}
+	}
+	if want := sets.New(p.Nodes...); len(p.Nodes) != 6 || !ready.IsSuperset(want) {
+		t.Fatalf("ready nodes %v, want the 6 sample nodes %v", sets.List(ready), p.Nodes)
+	}
+
+	// The sample CRs are there, one per node, and the reporter keeps the NodeMetrics fresh.
+	csrs, err := p.Env.Accord.SchedulingV1alpha1().ClusterScopedResources().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(csrs.Items) != len(p.Nodes) {
+		t.Fatalf("%d ClusterScopedResources, want one per node (%d)", len(csrs.Items), len(p.Nodes))
+	}
+	if err := harness.WaitFor(ctx, 15*time.Second, func(ctx context.Context) (bool, error) {
+		nms, err := p.Env.Accord.SloV1alpha1().NodeMetrics().List(ctx, metav1.ListOptions{})
+		if err != nil || len(nms.Items) != len(p.Nodes) {
+			return false, err
+		}
+		for _, nm := range nms.Items {
+			if nm.Status.UpdateTime == nil || time.Since(nm.Status.UpdateTime.Time) > time.Minute || nm.Status.NodeUsage.Cpu().IsZero() {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		t.Fatalf("NodeMetrics were not reported: %v", err)
+	}
+
+	// A Deployment's pods, bound to a node by hand, run; an evicted pod is recreated by its ReplicaSet.
+	ns := "playground-test"
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"app": "hand-bound"}
+	_, err = client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "hand-bound"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: new(int32(3)),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					// No scheduler serves this name: the test binds the pods itself.
+					SchedulerName: "bound-by-hand",
+					Containers:    []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+				},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := waitForRunningPods(ctx, t, client, ns, 3, p.Nodes[0])
+	victim := running[0]
+	err = client.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: victim.Name, Namespace: ns}})
+	if err != nil {
+		t.Fatalf("evicting %s: %v", victim.Name, err)
+	}
+	after := waitForRunningPods(ctx, t, client, ns, 3, p.Nodes[1])
+	names := sets.New[string]()
+	for _, pod := range after {
+		names.Insert(pod.Name)
+	}
+	if names.Has(victim.Name) {
+		t.Fatalf("evicted pod %s is still running", victim.Name)
+	}
+	if _, err := client.CoreV1().Pods(ns).Get(ctx, victim.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("evicted pod %s: get returned %v, want NotFound", victim.Name, err)
+	}
+
+	// After Stop the apiserver's port is free again.
+	u, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	l, err := net.Listen("tcp", u.Host)
+	if err != nil {
+		t.Fatalf("apiserver port %s still in use after Stop: %v", u.Host, err)
+	}
+	_ = l.Close()
+}
+
+// waitForRunningPods binds every unbound pod of ns to node, as a scheduler would, and waits until
+// exactly want pods are Running and none is terminating.
+func waitForRunningPods(ctx context.Context, t *testing.T, client kubernetes.Interface, ns string, want int, node string) []corev1.Pod {
+	t.Helper()
+	var running []corev1.Pod
+	err := harness.WaitFor(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		running = running[:0]
+		for _, pod := range pods.Items {
+			if pod.DeletionTimestamp != nil {
+				return false, nil
+			}
+			if pod.Spec.NodeName == "" {
+				err := client.CoreV1().Pods(ns).Bind(ctx, &corev1.Binding{
+					ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: ns, UID: pod.UID},
+					Target:     corev1.ObjectReference{Kind: "Node", Name: node},
+				}, metav1.CreateOptions{})
+				if err != nil && !apierrors.IsConflict(err) {
+					return false, err
+				}
+				continue
+			}
+			if pod.Status.Phase == corev1.PodRunning {
+				running = append(running, pod)
+			}
+		}
+		return len(running) == want && len(pods.Items) == want, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %d running pods in %s: %v (running: %d)", want, ns, err, len(running))
+	}
+	return running
+}
