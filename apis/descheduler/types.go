@@ -1,0 +1,65 @@
+package descheduler
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// DeschedulerPolicy is the configuration of the descheduler: its profiles and the limits that bound
+// how many pods one descheduling cycle may evict.
+type DeschedulerPolicy struct {
+	metav1.TypeMeta
+
+	// Profiles are run in order: every profile's Deschedule plugins, then every profile's Balance
+	// plugins.
+	Profiles []DeschedulerProfile
+
+	// NodeSelector is a label selector (in the kubectl string form) limiting the nodes every
+	// profile operates over. A profile's own NodeSelector replaces it for that profile.
+	NodeSelector *string
+
+	// MaxNoOfPodsToEvictPerNode bounds the evictions from one node in one cycle.
+	MaxNoOfPodsToEvictPerNode *int32
+	// MaxNoOfPodsToEvictPerNamespace bounds the evictions from one namespace in one cycle.
+	MaxNoOfPodsToEvictPerNamespace *int32
+	// MaxNoOfPodsToEvictTotal bounds the evictions of one cycle.
+	MaxNoOfPodsToEvictTotal *int32
+
+	// GracePeriodSeconds is passed to every eviction's DeleteOptions when set.
+	GracePeriodSeconds *int64
+	// EvictionFailureEventNotification makes a failed eviction emit a Warning Event on the pod.
+	EvictionFailureEventNotification *bool
+}
+
+// DeschedulerProfile is one named set of plugins with their configuration.
+type DeschedulerProfile struct {
+	Name          string
+	PluginConfigs []PluginConfig
+	Plugins       Plugins
+	// NodeSelector, when set, replaces the policy's NodeSelector for this profile (Accord addition).
+	NodeSelector *string
+}
+
+// Plugins lists the plugins enabled or disabled at each extension point.
+type Plugins struct {
+	Deschedule        PluginSet
+	Balance           PluginSet
+	Filter            PluginSet
+	PreEvictionFilter PluginSet
+	// Evict names the plugin that performs evictions (Accord addition); at most one is enabled.
+	Evict PluginSet
+}
+
+// PluginSet is the enabled and disabled plugin names of one extension point.
+type PluginSet struct {
+	Enabled  []string
+	Disabled []string
+}
+
+// PluginConfig carries the arguments of one plugin, decoded into the args type the plugin registered.
+type PluginConfig struct {
+	Name string
+	Args runtime.Object
+}

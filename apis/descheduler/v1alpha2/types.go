@@ -1,0 +1,74 @@
+package v1alpha2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// DeschedulerPolicy is the descheduler's policy file.
+type DeschedulerPolicy struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Profiles are run in order: every profile's Deschedule plugins, then every profile's Balance
+	// plugins.
+	Profiles []DeschedulerProfile `json:"profiles,omitempty"`
+
+	// NodeSelector is a label selector, in the kubectl string form (`a=b,c!=d`), limiting the nodes
+	// the profiles operate over.
+	// +optional
+	NodeSelector *string `json:"nodeSelector,omitempty"`
+
+	// MaxNoOfPodsToEvictPerNode bounds the evictions from one node in one cycle. When no limit is set
+	// at all, Accord applies safe defaults (see pkg/descheduler/evictions).
+	// +optional
+	MaxNoOfPodsToEvictPerNode *int32 `json:"maxNoOfPodsToEvictPerNode,omitempty"`
+	// MaxNoOfPodsToEvictPerNamespace bounds the evictions from one namespace in one cycle.
+	// +optional
+	MaxNoOfPodsToEvictPerNamespace *int32 `json:"maxNoOfPodsToEvictPerNamespace,omitempty"`
+	// MaxNoOfPodsToEvictTotal bounds the evictions of one cycle.
+	// +optional
+	MaxNoOfPodsToEvictTotal *int32 `json:"maxNoOfPodsToEvictTotal,omitempty"`
+
+	// GracePeriodSeconds is put into the DeleteOptions of every eviction when set.
+	// +optional
+	GracePeriodSeconds *int64 `json:"gracePeriodSeconds,omitempty"`
+	// EvictionFailureEventNotification makes a failed eviction emit a Warning Event on the pod.
+	// +optional
+	EvictionFailureEventNotification *bool `json:"evictionFailureEventNotification,omitempty"`
+}
+
+// DeschedulerProfile is one named set of plugins with their configuration.
+type DeschedulerProfile struct {
+	Name          string         `json:"name"`
+	PluginConfigs []PluginConfig `json:"pluginConfig,omitempty"`
+	Plugins       Plugins        `json:"plugins"`
+	// NodeSelector replaces the policy's nodeSelector for this profile (Accord addition).
+	// +optional
+	NodeSelector *string `json:"nodeSelector,omitempty"`
+}
+
+// Plugins lists the plugins enabled or disabled at each extension point.
+type Plugins struct {
+	Deschedule        PluginSet `json:"deschedule,omitempty"`
+	Balance           PluginSet `json:"balance,omitempty"`
+	Filter            PluginSet `json:"filter,omitempty"`
+	PreEvictionFilter PluginSet `json:"preEvictionFilter,omitempty"`
+	// Evict names the plugin performing evictions (Accord addition). Defaults to the Eviction-API
+	// evictor.
+	Evict PluginSet `json:"evict,omitempty"`
+}
+
+// PluginSet is the enabled and disabled plugin names of one extension point.
+type PluginSet struct {
+	Enabled  []string `json:"enabled,omitempty"`
+	Disabled []string `json:"disabled,omitempty"`
+}
+
+// PluginConfig carries the arguments of one plugin.
+type PluginConfig struct {
+	Name string `json:"name"`
+	// Args are decoded strictly into the args type the plugin registered.
+	Args runtime.RawExtension `json:"args,omitempty"`
+}

@@ -1,0 +1,134 @@
+// Package evictions enforces the per-cycle eviction limits and composes a profile's evictor plugins
+// and evict plugin into the framework.Evictor plugins evict through.
+package evictions
+
+import (
+	"sync"
+
+	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/apis/descheduler"
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+)
+
+// Safe defaults, applied when a policy sets no limit at all (none of maxNoOfPodsToEvictPerNode,
+// maxNoOfPodsToEvictPerNamespace, maxNoOfPodsToEvictTotal). They keep one cycle from evicting a large
+// part of a cluster at once: upstream's descheduler, with no limits, evicted 21 000 of 100 000 pods in
+// one cycle over 5 000 nodes. Setting any limit in the policy replaces the defaults: only the limits
+// it sets apply, and 0 would mean no pod at all may be evicted.
+const (
+	// DefaultMaxPodsToEvictPerNode is the default per-node cap of one cycle.
+	DefaultMaxPodsToEvictPerNode = 2
+	// DefaultMaxPodsToEvictTotal is the default cap of one cycle.
+	DefaultMaxPodsToEvictTotal = 50
+)
+
+// Limits are the caps of one cycle; nil means unlimited.
+type Limits struct {
+	PerNode      *int
+	PerNamespace *int
+	Total        *int
+	// Defaulted is true when the policy set no limit and the safe defaults apply.
+	Defaulted bool
+}
+
+// LimitsFromPolicy returns the policy's limits, or the safe defaults when it sets none.
+func LimitsFromPolicy(p *descheduler.DeschedulerPolicy) Limits {
+	if p.MaxNoOfPodsToEvictPerNode == nil && p.MaxNoOfPodsToEvictPerNamespace == nil && p.MaxNoOfPodsToEvictTotal == nil {
+		node, total := DefaultMaxPodsToEvictPerNode, DefaultMaxPodsToEvictTotal
+		return Limits{PerNode: &node, Total: &total, Defaulted: true}
+	}
+	conv := func(v *int32) *int {
+		if v == nil {
+			return nil
+		}
+		i := int(*v)
+		return &i
+	}
+	return Limits{
+		PerNode:      conv(p.MaxNoOfPodsToEvictPerNode),
+		PerNamespace: conv(p.MaxNoOfPodsToEvictPerNamespace),
+		Total:        conv(p.MaxNoOfPodsToEvictTotal),
+	}
+}
+
+// Limiter counts evictions against Limits. It is shared by every profile and controller of a
+// descheduler and is safe for concurrent use. Reset starts a new cycle.
+type Limiter struct {
+	limits Limits
+
+	mu          sync.Mutex
+	total       int
+	perNode     map[string]int
+	perNS       map[string]int
+	capReported map[framework.LimitScope]bool
+}
+
+// NewLimiter returns a Limiter for limits.
+func NewLimiter(limits Limits) *Limiter {
+	l := &Limiter{limits: limits}
+	l.Reset()
+	return l
+}
+
+// Limits returns the limits enforced.
+func (l *Limiter) Limits() Limits { return l.limits }
+
+// Reset zeroes the counts for a new cycle.
+func (l *Limiter) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total = 0
+	l.perNode = map[string]int{}
+	l.perNS = map[string]int{}
+	l.capReported = map[framework.LimitScope]bool{}
+}
+
+// Reserve takes one eviction slot for a pod on node in namespace, or returns an
+// *framework.EvictionLimitError naming the limit that is reached. A reserved slot that does not end in
+// an eviction must be returned with Release.
+func (l *Limiter) Reserve(node, namespace string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var err *framework.EvictionLimitError
+	switch {
+	case l.limits.Total != nil && l.total >= *l.limits.Total:
+		err = &framework.EvictionLimitError{Scope: framework.LimitScopeTotal, Limit: *l.limits.Total, Default: l.limits.Defaulted}
+	case l.limits.PerNode != nil && node != "" && l.perNode[node] >= *l.limits.PerNode:
+		err = &framework.EvictionLimitError{Scope: framework.LimitScopeNode, Key: node, Limit: *l.limits.PerNode, Default: l.limits.Defaulted}
+	case l.limits.PerNamespace != nil && l.perNS[namespace] >= *l.limits.PerNamespace:
+		err = &framework.EvictionLimitError{Scope: framework.LimitScopeNamespace, Key: namespace, Limit: *l.limits.PerNamespace, Default: l.limits.Defaulted}
+	}
+	if err != nil {
+		if !l.capReported[err.Scope] {
+			l.capReported[err.Scope] = true
+			if err.Default {
+				klog.InfoS("Safe default eviction cap applied for this cycle; set maxNoOfPodsToEvict* in the policy to change it",
+					"scope", err.Scope, "limit", err.Limit, "key", err.Key)
+			} else {
+				klog.InfoS("Eviction limit reached for this cycle", "scope", err.Scope, "limit", err.Limit, "key", err.Key)
+			}
+		}
+		return err
+	}
+	l.total++
+	l.perNode[node]++
+	l.perNS[namespace]++
+	return nil
+}
+
+// Release returns a slot taken by Reserve for an eviction that did not happen.
+func (l *Limiter) Release(node, namespace string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total--
+	l.perNode[node]--
+	l.perNS[namespace]--
+}
+
+// Total returns the evictions counted since the last Reset.
+func (l *Limiter) Total() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total
+}

@@ -1,0 +1,66 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+)
+
+// LimitScope is what an eviction limit counts.
+type LimitScope string
+
+const (
+	// LimitScopeNode counts the evictions from one node in one cycle.
+	LimitScopeNode LimitScope = "node"
+	// LimitScopeNamespace counts the evictions from one namespace in one cycle.
+	LimitScopeNamespace LimitScope = "namespace"
+	// LimitScopeTotal counts all evictions of one cycle.
+	LimitScopeTotal LimitScope = "total"
+)
+
+// EvictionLimitError is returned by Evictor.Evict when a per-cycle limit has been reached. A plugin
+// moves on to the next node on a node limit, skips the namespace on a namespace limit, and stops on
+// the total limit.
+type EvictionLimitError struct {
+	Scope LimitScope
+	// Key is the node or namespace name; empty for the total limit.
+	Key string
+	// Limit is the value reached.
+	Limit int
+	// Default is true when the limit is Accord's safe default, not a value from the policy.
+	Default bool
+}
+
+func (e *EvictionLimitError) Error() string {
+	src := "policy"
+	if e.Default {
+		src = "default"
+	}
+	if e.Key == "" {
+		return fmt.Sprintf("eviction limit reached: %d pods per cycle in total (%s)", e.Limit, src)
+	}
+	return fmt.Sprintf("eviction limit reached: %d pods per cycle for %s %q (%s)", e.Limit, e.Scope, e.Key, src)
+}
+
+func limitScope(err error) (LimitScope, bool) {
+	var le *EvictionLimitError
+	if errors.As(err, &le) {
+		return le.Scope, true
+	}
+	return "", false
+}
+
+// IsNodeLimit reports whether err says the pod's node reached its limit for this cycle.
+func IsNodeLimit(err error) bool { s, ok := limitScope(err); return ok && s == LimitScopeNode }
+
+// IsNamespaceLimit reports whether err says the pod's namespace reached its limit for this cycle.
+func IsNamespaceLimit(err error) bool {
+	s, ok := limitScope(err)
+	return ok && s == LimitScopeNamespace
+}
+
+// IsTotalLimit reports whether err says the cycle reached its total limit; the plugin should stop.
+func IsTotalLimit(err error) bool { s, ok := limitScope(err); return ok && s == LimitScopeTotal }
+
+// ErrDryRun is returned by Evictor.Evict in dry-run mode: the pod passed the limits and would have
+// been evicted, but nothing was written.
+var ErrDryRun = errors.New("dry run: pod not evicted")

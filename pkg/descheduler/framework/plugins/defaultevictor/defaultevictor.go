@@ -1,0 +1,325 @@
+package defaultevictor
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	policylisters "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/client-go/tools/cache"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+	schedulingapi "k8s.io/kubernetes/pkg/apis/scheduling"
+	schedframework "k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
+
+	"github.com/accord-sched/accord/apis/descheduler/v1alpha2"
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/constraints"
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	accordlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+)
+
+// Name is the plugin's name.
+const Name = v1alpha2.DefaultEvictorName
+
+const (
+	// PreferNoEvictionAnnotation marks a pod its owner would rather not see evicted.
+	PreferNoEvictionAnnotation = "descheduler.alpha.kubernetes.io/prefer-no-eviction"
+	// EvictAnnotation marks a pod as evictable despite the protections (not despite the mirror,
+	// static, terminating, labelSelector and minPodAge rules).
+	EvictAnnotation = "descheduler.alpha.kubernetes.io/evict"
+
+	mirrorAnnotation       = corev1.MirrorPodAnnotationKey
+	configSourceAnnotation = "kubernetes.io/config.source"
+	ownerUIDIndex          = "accord.dev/owner-uid"
+)
+
+// DefaultEvictor is the default evictor plugin.
+type DefaultEvictor struct {
+	args      *DefaultEvictorArgs
+	handle    framework.Handle
+	threshold int32
+	protected map[PodProtection]bool
+	selector  labels.Selector
+	nodeSel   labels.Selector
+
+	nodes  corelisters.NodeLister
+	pdbs   policylisters.PodDisruptionBudgetLister
+	csrs   accordlisters.ClusterScopedResourceLister
+	owners cache.Indexer
+	now    func() time.Time
+}
+
+var _ framework.EvictorPlugin = &DefaultEvictor{}
+
+// New builds the plugin from its (defaulted, validated) args.
+func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	args, ok := obj.(*DefaultEvictorArgs)
+	if !ok {
+		return nil, fmt.Errorf("want args of type DefaultEvictorArgs, got %T", obj)
+	}
+	d := &DefaultEvictor{args: args, handle: h, now: time.Now, protected: map[PodProtection]bool{},
+		selector: labels.Everything(), nodeSel: labels.Everything()}
+	for _, p := range defaultProtections {
+		d.protected[p] = true
+	}
+	for _, p := range args.PodProtections.DefaultDisabled {
+		d.protected[p] = false
+	}
+	for _, p := range args.PodProtections.ExtraEnabled {
+		d.protected[p] = true
+	}
+	// The upstream booleans.
+	legacy := map[PodProtection]bool{PodsWithLocalStorage: args.EvictLocalStoragePods, DaemonSetPods: args.EvictDaemonSetPods,
+		SystemCriticalPods: args.EvictSystemCriticalPods, FailedBarePods: args.EvictFailedBarePods}
+	for p, evict := range legacy {
+		if evict {
+			d.protected[p] = false
+		}
+	}
+	if args.IgnorePvcPods {
+		d.protected[PodsWithPVC] = true
+	}
+	if args.IgnorePodsWithoutPDB {
+		d.protected[PodsWithoutPDB] = true
+	}
+
+	switch t := args.PriorityThreshold; {
+	case t != nil && t.Value != nil:
+		d.threshold = *t.Value
+	case t != nil && t.Name != "":
+		pc, err := h.ClientSet().SchedulingV1().PriorityClasses().Get(context.TODO(), t.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("resolving priorityThreshold.name %q: %w", t.Name, err)
+		}
+		d.threshold = pc.Value
+	default:
+		d.threshold = schedulingapi.SystemCriticalPriority
+	}
+	if args.LabelSelector != nil {
+		s, err := metav1.LabelSelectorAsSelector(args.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("labelSelector: %w", err)
+		}
+		d.selector = s
+	}
+	if args.NodeSelector != "" {
+		s, err := labels.Parse(args.NodeSelector)
+		if err != nil {
+			return nil, fmt.Errorf("nodeSelector: %w", err)
+		}
+		d.nodeSel = s
+	}
+	if args.NodeFit {
+		d.nodes = h.SharedInformerFactory().Core().V1().Nodes().Lister()
+		d.csrs = h.AccordInformerFactory().Scheduling().V1alpha1().ClusterScopedResources().Lister()
+	}
+	if d.protected[PodsWithoutPDB] {
+		d.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
+	}
+	if args.MinReplicas > 1 {
+		informer := h.SharedInformerFactory().Core().V1().Pods().Informer()
+		if _, ok := informer.GetIndexer().GetIndexers()[ownerUIDIndex]; !ok {
+			if err := informer.AddIndexers(cache.Indexers{ownerUIDIndex: ownerUIDs}); err != nil {
+				return nil, err
+			}
+		}
+		d.owners = informer.GetIndexer()
+	}
+	return d, nil
+}
+
+func ownerUIDs(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	out := make([]string, 0, len(pod.OwnerReferences))
+	for _, o := range pod.OwnerReferences {
+		out = append(out, string(o.UID))
+	}
+	return out, nil
+}
+
+// Name returns the plugin's name.
+func (d *DefaultEvictor) Name() string { return Name }
+
+// Filter applies the cheap rules; see the package documentation.
+func (d *DefaultEvictor) Filter(pod *corev1.Pod) bool {
+	ok, why := d.filter(pod)
+	if !ok && klog.V(5).Enabled() {
+		klog.InfoS("Pod not evictable", "pod", klog.KObj(pod), "reason", why)
+	}
+	return ok
+}
+
+func (d *DefaultEvictor) filter(pod *corev1.Pod) (bool, string) {
+	if _, ok := pod.Annotations[mirrorAnnotation]; ok {
+		return false, "mirror pod"
+	}
+	if src, ok := pod.Annotations[configSourceAnnotation]; ok && src != "api" {
+		return false, "static pod"
+	}
+	if pod.DeletionTimestamp != nil {
+		return false, "terminating"
+	}
+	if !d.selector.Matches(labels.Set(pod.Labels)) {
+		return false, "labelSelector does not match"
+	}
+	if d.args.MinPodAge != nil && d.now().Sub(pod.CreationTimestamp.Time) < d.args.MinPodAge.Duration {
+		return false, "younger than minPodAge"
+	}
+	if d.args.NoEvictionPolicy == MandatoryNoEvictionPolicy {
+		if _, ok := pod.Annotations[PreferNoEvictionAnnotation]; ok {
+			return false, "prefer-no-eviction annotation with the Mandatory policy"
+		}
+	}
+	if _, ok := pod.Annotations[EvictAnnotation]; ok {
+		return true, ""
+	}
+	owners := pod.OwnerReferences
+	if d.protected[DaemonSetPods] && slices.ContainsFunc(owners, func(o metav1.OwnerReference) bool { return o.Kind == "DaemonSet" }) {
+		return false, "DaemonSet pod"
+	}
+	if d.protected[SystemCriticalPods] && d.isSystemCritical(pod) {
+		return false, "system-critical pod"
+	}
+	if len(owners) == 0 {
+		if pod.Status.Phase == corev1.PodFailed {
+			if d.protected[FailedBarePods] {
+				return false, "failed bare pod"
+			}
+		} else if d.protected[BarePods] {
+			return false, "bare pod"
+		}
+	}
+	if d.protected[PodsWithLocalStorage] && slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.HostPath != nil || v.EmptyDir != nil }) {
+		return false, "pod with local storage"
+	}
+	if d.protected[PodsWithPVC] && slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.PersistentVolumeClaim != nil }) {
+		return false, "pod with a PersistentVolumeClaim"
+	}
+	if d.protected[PodsWithoutPDB] && !d.hasPDB(pod) {
+		return false, "pod without a PodDisruptionBudget"
+	}
+	return true, ""
+}
+
+func (d *DefaultEvictor) isSystemCritical(pod *corev1.Pod) bool {
+	if pod.Spec.PriorityClassName == schedulingapi.SystemClusterCritical || pod.Spec.PriorityClassName == schedulingapi.SystemNodeCritical {
+		return true
+	}
+	return pod.Spec.Priority != nil && *pod.Spec.Priority >= d.threshold
+}
+
+func (d *DefaultEvictor) hasPDB(pod *corev1.Pod) bool {
+	pdbs, err := d.pdbs.PodDisruptionBudgets(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return false
+	}
+	for _, pdb := range pdbs {
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(pod.Labels)) {
+			return true
+		}
+	}
+	return false
+}
+
+// PreEvictionFilter applies minReplicas and, with nodeFit, checks that the pod fits another Ready node.
+func (d *DefaultEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
+	if d.args.MinReplicas > 1 && len(pod.OwnerReferences) > 0 {
+		siblings, err := d.owners.ByIndex(ownerUIDIndex, string(pod.OwnerReferences[0].UID))
+		if err != nil || len(siblings) < int(d.args.MinReplicas) {
+			klog.V(5).InfoS("Pod not evictable", "pod", klog.KObj(pod), "reason", "owner has fewer pods than minReplicas", "pods", len(siblings))
+			return false
+		}
+	}
+	if !d.args.NodeFit {
+		return true
+	}
+	node, ok := d.fitsOtherNode(pod)
+	if !ok {
+		klog.V(4).InfoS("Pod not evictable: it fits no other Ready node", "pod", klog.KObj(pod))
+		return false
+	}
+	klog.V(5).InfoS("Pod fits another node", "pod", klog.KObj(pod), "node", node)
+	return true
+}
+
+func (d *DefaultEvictor) fitsOtherNode(pod *corev1.Pod) (string, bool) {
+	nodes, err := d.nodes.List(d.nodeSel)
+	if err != nil {
+		return "", false
+	}
+	requested := constraints.AppendRequestedResources(make([]corev1.ResourceName, 0, 8), pod)
+	for _, node := range nodes {
+		if node.Name == pod.Spec.NodeName {
+			continue
+		}
+		if ok, _ := NodeFits(pod, node, requested, d.handle, d.csrs); ok {
+			return node.Name, true
+		}
+	}
+	return "", false
+}
+
+// NodeFits reports whether pod would fit node, and if not, why: the node must be Ready and
+// schedulable, its taints tolerated, the pod's required node affinity and nodeSelector matched, its
+// free resources (allocatable minus the requests of the pods bound to it, from h) enough, and its
+// ClusterScopedResource (from csrs) must enable every resource in requested.
+func NodeFits(pod *corev1.Pod, node *corev1.Node, requested []corev1.ResourceName, h framework.Handle, csrs accordlisters.ClusterScopedResourceLister) (bool, string) {
+	if !nodeReady(node) {
+		return false, "node is not Ready"
+	}
+	taints := node.Spec.Taints
+	if node.Spec.Unschedulable {
+		taints = append(slices.Clip(taints), corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule})
+	}
+	if taint, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), taints, pod.Spec.Tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}, true); untolerated {
+		return false, fmt.Sprintf("untolerated taint %s", taint.ToString())
+	}
+	if match, err := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); err != nil || !match {
+		return false, "node affinity or nodeSelector does not match"
+	}
+	var csr *schedv1alpha1.ClusterScopedResource
+	if csrs != nil {
+		if got, err := csrs.Get(node.Name); err == nil {
+			csr = got
+		}
+	}
+	if missing, ok := constraints.MissingResource(csr, requested); ok {
+		return false, fmt.Sprintf("ClusterScopedResource does not enable %s", missing)
+	}
+	onNode, err := h.GetPodsAssignedToNode(node.Name, func(p *corev1.Pod) bool {
+		return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+	})
+	if err != nil {
+		return false, err.Error()
+	}
+	ni := schedframework.NewNodeInfo(onNode...)
+	ni.SetNode(node)
+	if insufficient := noderesources.Fits(pod, ni, nil, noderesources.ResourceRequestsOptions{}); len(insufficient) > 0 {
+		return false, fmt.Sprintf("insufficient %s", insufficient[0].ResourceName)
+	}
+	return true, ""
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,90 @@
+package defaultevictor
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// DefaultEvictorArgs configures the DefaultEvictor plugin. The fields match the upstream
+// descheduler's DefaultEvictorArgs so existing policies keep working.
+type DefaultEvictorArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// NodeSelector (kubectl string form) limits the nodes nodeFit considers as new homes for a pod.
+	NodeSelector string `json:"nodeSelector,omitempty"`
+	// LabelSelector, when set, only lets pods it matches be evicted.
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+	// PriorityThreshold: pods at or above it are system-critical and are protected unless
+	// SystemCriticalPods is disabled. Defaults to the system-critical priority (2000000000).
+	PriorityThreshold *PriorityThreshold `json:"priorityThreshold,omitempty"`
+	// NodeFit makes PreEvictionFilter keep pods that fit no other Ready node (resources, taints,
+	// required node affinity, ClusterScopedResource).
+	NodeFit bool `json:"nodeFit,omitempty"`
+	// MinReplicas protects pods whose owner has fewer pods than this.
+	MinReplicas int32 `json:"minReplicas,omitempty"`
+	// MinPodAge protects pods younger than this.
+	MinPodAge *metav1.Duration `json:"minPodAge,omitempty"`
+	// NoEvictionPolicy is Preferred (default) or Mandatory; with Mandatory, pods annotated
+	// descheduler.alpha.kubernetes.io/prefer-no-eviction are never evicted.
+	NoEvictionPolicy NoEvictionPolicy `json:"noEvictionPolicy,omitempty"`
+	// PodProtections turns default protections off and extra protections on.
+	PodProtections PodProtections `json:"podProtections,omitempty"`
+
+	// Deprecated: use podProtections.defaultDisabled PodsWithLocalStorage.
+	EvictLocalStoragePods bool `json:"evictLocalStoragePods,omitempty"`
+	// Deprecated: use podProtections.defaultDisabled DaemonSetPods.
+	EvictDaemonSetPods bool `json:"evictDaemonSetPods,omitempty"`
+	// Deprecated: use podProtections.defaultDisabled SystemCriticalPods.
+	EvictSystemCriticalPods bool `json:"evictSystemCriticalPods,omitempty"`
+	// Deprecated: use podProtections.extraEnabled PodsWithPVC (PodsWithPVC is protected by default
+	// in Accord, so this changes nothing).
+	IgnorePvcPods bool `json:"ignorePvcPods,omitempty"`
+	// Deprecated: use podProtections.defaultDisabled FailedBarePods.
+	EvictFailedBarePods bool `json:"evictFailedBarePods,omitempty"`
+	// Deprecated: use podProtections.extraEnabled PodsWithoutPDB.
+	IgnorePodsWithoutPDB bool `json:"ignorePodsWithoutPDB,omitempty"`
+}
+
+// PriorityThreshold is a priority given by value or by PriorityClass name (not both).
+type PriorityThreshold struct {
+	Name  string `json:"name,omitempty"`
+	Value *int32 `json:"value,omitempty"`
+}
+
+// PodProtections lists protections to turn off (DefaultDisabled) and on (ExtraEnabled).
+type PodProtections struct {
+	ExtraEnabled    []PodProtection `json:"extraEnabled,omitempty"`
+	DefaultDisabled []PodProtection `json:"defaultDisabled,omitempty"`
+}
+
+// PodProtection names a class of pods the DefaultEvictor protects from eviction.
+type PodProtection string
+
+// Protections. Mirror and static pods, terminating pods are always protected.
+const (
+	// PodsWithLocalStorage: pods with emptyDir or hostPath volumes (default on).
+	PodsWithLocalStorage PodProtection = "PodsWithLocalStorage"
+	// DaemonSetPods: pods owned by a DaemonSet (default on).
+	DaemonSetPods PodProtection = "DaemonSetPods"
+	// SystemCriticalPods: pods at or above the priority threshold, or of the system-cluster-critical
+	// and system-node-critical classes (default on).
+	SystemCriticalPods PodProtection = "SystemCriticalPods"
+	// FailedBarePods: failed pods without an owner (default on).
+	FailedBarePods PodProtection = "FailedBarePods"
+	// BarePods: running pods without an owner, which nothing would recreate (default on; Accord).
+	BarePods PodProtection = "BarePods"
+	// PodsWithPVC: pods with PersistentVolumeClaim volumes (default on in Accord).
+	PodsWithPVC PodProtection = "PodsWithPVC"
+	// PodsWithoutPDB: pods no PodDisruptionBudget selects (extra).
+	PodsWithoutPDB PodProtection = "PodsWithoutPDB"
+)
+
+// NoEvictionPolicy says how the prefer-no-eviction annotation is read.
+type NoEvictionPolicy string
+
+// No-eviction policies.
+const (
+	PreferredNoEvictionPolicy NoEvictionPolicy = "Preferred"
+	MandatoryNoEvictionPolicy NoEvictionPolicy = "Mandatory"
+)

@@ -1,0 +1,48 @@
+// Package evictionapi is the default evict plugin: it evicts through the policy/v1 Eviction API, so
+// the apiserver enforces PodDisruptionBudgets. A refused eviction (429 TooManyRequests, e.g. a PDB
+// allowing no disruption) is returned as an error and the pod stays; it never falls back to a delete.
+package evictionapi
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/accord-sched/accord/apis/descheduler/v1alpha2"
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+)
+
+// Name is the plugin's name, the default of `plugins.evict`.
+const Name = v1alpha2.DefaultEvictName
+
+// EvictionAPI evicts pods with policy/v1 Evictions.
+type EvictionAPI struct {
+	handle framework.Handle
+}
+
+var _ framework.EvictPlugin = &EvictionAPI{}
+
+// New builds the plugin; it takes no args.
+func New(_ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	return &EvictionAPI{handle: h}, nil
+}
+
+// Name returns the plugin's name.
+func (e *EvictionAPI) Name() string { return Name }
+
+// Evict posts an Eviction for the pod. The error of a refused eviction is the apiserver's (test it
+// with apierrors.IsTooManyRequests), wrapped with the pod's name.
+func (e *EvictionAPI) Evict(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) error {
+	ev := &policyv1.Eviction{
+		ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
+		DeleteOptions: opts.DeleteOptions,
+	}
+	if err := e.handle.ClientSet().PolicyV1().Evictions(pod.Namespace).Evict(ctx, ev); err != nil {
+		return fmt.Errorf("evicting pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}

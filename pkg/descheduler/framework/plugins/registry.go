@@ -1,0 +1,23 @@
+// Package plugins assembles the in-tree plugins of the descheduler.
+package plugins
+
+import (
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/evictionapi"
+)
+
+// NewInTreeRegistry returns a new registry of the in-tree plugins.
+func NewInTreeRegistry() framework.Registry {
+	return framework.Registry{
+		defaultevictor.Name: defaultevictor.New,
+		evictionapi.Name:    evictionapi.New,
+	}
+}
+
+// NewInTreeArgs returns the args types of the in-tree plugins.
+func NewInTreeArgs() framework.ArgsTypes {
+	return framework.ArgsTypes{
+		defaultevictor.Name: &defaultevictor.DefaultEvictorArgs{},
+	}
+}

@@ -1,0 +1,74 @@
+package runtime
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+)
+
+// NodeNameIndex is the pod informer index on spec.nodeName.
+const NodeNameIndex = "spec.nodeName"
+
+// AddPodNodeIndex adds the spec.nodeName index to the factory's pod informer (once; it must run
+// before the informer starts) and returns the indexer.
+func AddPodNodeIndex(factory informers.SharedInformerFactory) (cache.Indexer, error) {
+	informer := factory.Core().V1().Pods().Informer()
+	if _, ok := informer.GetIndexer().GetIndexers()[NodeNameIndex]; !ok {
+		err := informer.AddIndexers(cache.Indexers{NodeNameIndex: func(obj any) ([]string, error) {
+			pod, ok := obj.(*corev1.Pod)
+			if !ok || pod.Spec.NodeName == "" {
+				return nil, nil
+			}
+			return []string{pod.Spec.NodeName}, nil
+		}})
+		if err != nil {
+			return nil, fmt.Errorf("adding the %s pod index: %w", NodeNameIndex, err)
+		}
+	}
+	return informer.GetIndexer(), nil
+}
+
+// PodsAssignedToNode lists the pods of indexer bound to nodeName that pass filter.
+func PodsAssignedToNode(indexer cache.Indexer, nodeName string, filter framework.PodFilter) ([]*corev1.Pod, error) {
+	objs, err := indexer.ByIndex(NodeNameIndex, nodeName)
+	if err != nil {
+		return nil, err
+	}
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, obj := range objs {
+		pod, ok := obj.(*corev1.Pod)
+		if ok && (filter == nil || filter(pod)) {
+			pods = append(pods, pod)
+		}
+	}
+	return pods, nil
+}
+
+type handle struct {
+	profile  string
+	client   clientset.Interface
+	factory  informers.SharedInformerFactory
+	accord   accordinformers.SharedInformerFactory
+	evictor  framework.Evictor
+	pods     cache.Indexer
+	recorder events.EventRecorder
+}
+
+var _ framework.Handle = &handle{}
+
+func (h *handle) ClientSet() clientset.Interface                               { return h.client }
+func (h *handle) SharedInformerFactory() informers.SharedInformerFactory       { return h.factory }
+func (h *handle) AccordInformerFactory() accordinformers.SharedInformerFactory { return h.accord }
+func (h *handle) Evictor() framework.Evictor                                   { return h.evictor }
+func (h *handle) EventRecorder() events.EventRecorder                          { return h.recorder }
+func (h *handle) ProfileName() string                                          { return h.profile }
+func (h *handle) GetPodsAssignedToNode(node string, f framework.PodFilter) ([]*corev1.Pod, error) {
+	return PodsAssignedToNode(h.pods, node, f)
+}

@@ -1,0 +1,340 @@
+// Package runtime builds the profiles of a policy and runs descheduling cycles: every profile's
+// Deschedule plugins in order, then every profile's Balance plugins in order, with failure isolation,
+// and starts the Controller plugins of the event-triggered mode.
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/apis/descheduler"
+	"github.com/accord-sched/accord/pkg/descheduler/evictions"
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+	"github.com/accord-sched/accord/pkg/descheduler/policy"
+	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+)
+
+// Options are what a Descheduler is built from.
+type Options struct {
+	Client                clientset.Interface
+	InformerFactory       informers.SharedInformerFactory
+	AccordInformerFactory accordinformers.SharedInformerFactory
+	// EventRecorder records Events on evicted pods; nil records none.
+	EventRecorder events.EventRecorder
+	Registry      framework.Registry
+	// Metrics default to a fresh set.
+	Metrics *metrics.Metrics
+	// DryRun makes every eviction a logged no-op.
+	DryRun bool
+}
+
+// Profile is a built profile.
+type Profile struct {
+	Name              string
+	nodeSelector      labels.Selector
+	deschedulePlugins []framework.DeschedulePlugin
+	balancePlugins    []framework.BalancePlugin
+	controllers       []framework.Controller
+	evictor           *evictions.ProfileEvictor
+	handle            *handle
+}
+
+// Evictor returns the profile's evictor.
+func (p *Profile) Evictor() framework.Evictor { return p.evictor }
+
+// Descheduler runs cycles over built profiles. All profiles and controllers share one Limiter.
+type Descheduler struct {
+	profiles []*Profile
+	limiter  *evictions.Limiter
+	metrics  *metrics.Metrics
+	nodes    corelisters.NodeLister
+	synced   []cache.InformerSynced
+}
+
+// New builds every profile of a validated policy: it instantiates each enabled plugin once per
+// profile with its args and a Handle, and checks that each implements the extension points it is
+// enabled at (errors carry the policy's field paths). Informers the plugins need are requested from
+// the factories; start the factories after New and before the first cycle.
+func New(p *descheduler.DeschedulerPolicy, opts Options) (*Descheduler, error) {
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	podIndexer, err := AddPodNodeIndex(opts.InformerFactory)
+	if err != nil {
+		return nil, err
+	}
+	nodeInformer := opts.InformerFactory.Core().V1().Nodes()
+	d := &Descheduler{
+		limiter: evictions.NewLimiter(evictions.LimitsFromPolicy(p)),
+		metrics: opts.Metrics,
+		nodes:   nodeInformer.Lister(),
+		synced:  []cache.InformerSynced{nodeInformer.Informer().HasSynced, opts.InformerFactory.Core().V1().Pods().Informer().HasSynced},
+	}
+	if l := d.limiter.Limits(); l.Defaulted {
+		klog.InfoS("The policy sets no eviction limits; safe defaults apply", "maxPodsToEvictPerNode", *l.PerNode, "maxPodsToEvictTotal", *l.Total)
+	}
+	var errs field.ErrorList
+	for i := range p.Profiles {
+		prof, perrs, err := d.buildProfile(i, p, opts, podIndexer)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(errs, perrs...)
+		d.profiles = append(d.profiles, prof)
+	}
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	return d, nil
+}
+
+func (d *Descheduler) buildProfile(i int, p *descheduler.DeschedulerPolicy, opts Options, pods cache.Indexer) (*Profile, field.ErrorList, error) {
+	cfg := &p.Profiles[i]
+	sel := labels.Everything()
+	selStr := p.NodeSelector
+	if cfg.NodeSelector != nil {
+		selStr = cfg.NodeSelector
+	}
+	if selStr != nil {
+		s, err := labels.Parse(*selStr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("profile %q: node selector: %w", cfg.Name, err)
+		}
+		sel = s
+	}
+	ev := &evictions.ProfileEvictor{
+		Profile:            cfg.Name,
+		Limiter:            d.limiter,
+		DryRun:             opts.DryRun,
+		Metrics:            d.metrics,
+		Recorder:           opts.EventRecorder,
+		GracePeriodSeconds: p.GracePeriodSeconds,
+		NotifyFailures:     p.EvictionFailureEventNotification != nil && *p.EvictionFailureEventNotification,
+	}
+	h := &handle{profile: cfg.Name, client: opts.Client, factory: opts.InformerFactory, accord: opts.AccordInformerFactory,
+		evictor: ev, pods: pods, recorder: opts.EventRecorder}
+	prof := &Profile{Name: cfg.Name, nodeSelector: sel, evictor: ev, handle: h}
+
+	built := map[string]framework.Plugin{}
+	get := func(name string) (framework.Plugin, error) {
+		if pl, ok := built[name]; ok {
+			return pl, nil
+		}
+		factory := opts.Registry[name]
+		if factory == nil {
+			return nil, fmt.Errorf("profile %q: plugin %q is not registered", cfg.Name, name)
+		}
+		pl, err := factory(argsOf(cfg, name), h)
+		if err != nil {
+			return nil, fmt.Errorf("profile %q: building plugin %q: %w", cfg.Name, name, err)
+		}
+		built[name] = pl
+		return pl, nil
+	}
+	var errs field.ErrorList
+	controllers := map[string]bool{}
+	for _, point := range policy.ExtensionPoints {
+		for _, name := range policy.Enabled(&cfg.Plugins, point) {
+			pl, err := get(name)
+			if err != nil {
+				return nil, nil, err
+			}
+			path := policy.EnabledPath(i, point, name, &cfg.Plugins)
+			ctrl, isCtrl := pl.(framework.Controller)
+			if isCtrl && (point == policy.Deschedule || point == policy.Balance) && !controllers[name] {
+				controllers[name] = true
+				prof.controllers = append(prof.controllers, ctrl)
+			}
+			switch point {
+			case policy.Deschedule:
+				if dp, ok := pl.(framework.DeschedulePlugin); ok {
+					prof.deschedulePlugins = append(prof.deschedulePlugins, dp)
+				} else if !isCtrl {
+					errs = append(errs, field.Invalid(path, name, "plugin does not implement the deschedule extension point"))
+				}
+			case policy.Balance:
+				if bp, ok := pl.(framework.BalancePlugin); ok {
+					prof.balancePlugins = append(prof.balancePlugins, bp)
+				} else if !isCtrl {
+					errs = append(errs, field.Invalid(path, name, "plugin does not implement the balance extension point"))
+				}
+			case policy.Filter, policy.PreEvictionFilter:
+				ep, ok := pl.(framework.EvictorPlugin)
+				if !ok {
+					errs = append(errs, field.Invalid(path, name, fmt.Sprintf("plugin does not implement the %s extension point", point)))
+				} else if point == policy.Filter {
+					ev.Filters = append(ev.Filters, ep)
+				} else {
+					ev.PreEvictionFilters = append(ev.PreEvictionFilters, ep)
+				}
+			case policy.Evict:
+				if ep, ok := pl.(framework.EvictPlugin); ok {
+					ev.EvictPlugin = ep
+				} else {
+					errs = append(errs, field.Invalid(path, name, "plugin does not implement the evict extension point"))
+				}
+			}
+		}
+	}
+	if ev.EvictPlugin == nil && len(errs) == 0 {
+		errs = append(errs, field.Required(field.NewPath("profiles").Index(i).Child("plugins", "evict", "enabled"), "a profile needs an evict plugin"))
+	}
+	return prof, errs, nil
+}
+
+func argsOf(cfg *descheduler.DeschedulerProfile, name string) k8sruntime.Object {
+	for _, pc := range cfg.PluginConfigs {
+		if pc.Name == name {
+			return pc.Args
+		}
+	}
+	return nil
+}
+
+// Profiles returns the built profiles in policy order.
+func (d *Descheduler) Profiles() []*Profile { return d.profiles }
+
+// Limiter returns the limiter shared by every profile and controller.
+func (d *Descheduler) Limiter() *evictions.Limiter { return d.limiter }
+
+// Metrics returns the metrics the descheduler records.
+func (d *Descheduler) Metrics() *metrics.Metrics { return d.metrics }
+
+// WaitForCacheSync waits for the node and pod informers.
+func (d *Descheduler) WaitForCacheSync(ctx context.Context) bool {
+	return cache.WaitForCacheSync(ctx.Done(), d.synced...)
+}
+
+// RunCycle runs one descheduling cycle: it resets the per-cycle limits, lists the Ready nodes from the
+// informer cache, runs every profile's Deschedule plugins, then every profile's Balance plugins. A
+// failing (or panicking) plugin is logged and counted and does not stop the others.
+func (d *Descheduler) RunCycle(ctx context.Context) {
+	start := time.Now()
+	logger := klog.FromContext(ctx)
+	d.limiter.Reset()
+	all, err := d.nodes.List(labels.Everything())
+	if err != nil {
+		logger.Error(err, "Listing nodes")
+		return
+	}
+	ready := make([]*corev1.Node, 0, len(all))
+	for _, n := range all {
+		if isReady(n) {
+			ready = append(ready, n)
+		}
+	}
+	nodesOf := make([][]*corev1.Node, len(d.profiles))
+	for i, p := range d.profiles {
+		nodesOf[i] = selectNodes(ready, p.nodeSelector)
+	}
+	for i, p := range d.profiles {
+		for _, pl := range p.deschedulePlugins {
+			if ctx.Err() != nil {
+				return
+			}
+			d.call(ctx, p.Name, pl.Name(), "deschedule", func(ctx context.Context) *framework.Status { return pl.Deschedule(ctx, nodesOf[i]) })
+		}
+	}
+	for i, p := range d.profiles {
+		for _, pl := range p.balancePlugins {
+			if ctx.Err() != nil {
+				return
+			}
+			d.call(ctx, p.Name, pl.Name(), "balance", func(ctx context.Context) *framework.Status { return pl.Balance(ctx, nodesOf[i]) })
+		}
+	}
+	d.metrics.CycleDuration.Observe(time.Since(start).Seconds())
+	d.metrics.Cycles.Inc()
+	logger.V(1).Info("Descheduling cycle done", "duration", time.Since(start), "nodes", len(ready), "evictions", d.limiter.Total())
+}
+
+func (d *Descheduler) call(ctx context.Context, profile, plugin, point string, fn func(context.Context) *framework.Status) {
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "profile", profile, "plugin", plugin, "extensionPoint", point)
+	ctx = klog.NewContext(ctx, logger)
+	start := time.Now()
+	status := func() (st *framework.Status) {
+		defer func() {
+			if r := recover(); r != nil {
+				st = framework.Errorf("panic: %v\n%s", r, debug.Stack())
+			}
+		}()
+		return fn(ctx)
+	}()
+	result := "success"
+	if !status.IsSuccess() {
+		result = "error"
+		d.metrics.PluginFailures.WithLabelValues(plugin, profile, point).Inc()
+		logger.Error(status.AsError(), "Plugin failed; continuing with the others")
+	}
+	d.metrics.PluginDuration.WithLabelValues(plugin, profile, point, result).Observe(time.Since(start).Seconds())
+}
+
+// Controllers returns the Controller plugins of every profile, in policy order.
+func (d *Descheduler) Controllers() []framework.Controller {
+	var out []framework.Controller
+	for _, p := range d.profiles {
+		out = append(out, p.controllers...)
+	}
+	return out
+}
+
+// StartControllers starts every Controller plugin once, each in its own goroutine, and returns a
+// function that waits for them to return after ctx is done.
+func (d *Descheduler) StartControllers(ctx context.Context) (wait func()) {
+	var wg sync.WaitGroup
+	for _, p := range d.profiles {
+		for _, c := range p.controllers {
+			logger := klog.LoggerWithValues(klog.FromContext(ctx), "profile", p.Name, "plugin", c.Name())
+			logger.Info("Starting event-triggered controller")
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() {
+					if r := recover(); r != nil {
+						d.metrics.PluginFailures.WithLabelValues(c.Name(), p.Name, "controller").Inc()
+						logger.Error(fmt.Errorf("panic: %v", r), "Controller panicked", "stack", string(debug.Stack()))
+					}
+				}()
+				c.Run(klog.NewContext(ctx, logger))
+			}()
+		}
+	}
+	return wg.Wait
+}
+
+func selectNodes(nodes []*corev1.Node, sel labels.Selector) []*corev1.Node {
+	if sel.Empty() {
+		return nodes
+	}
+	out := make([]*corev1.Node, 0, len(nodes))
+	for _, n := range nodes {
+		if sel.Matches(labels.Set(n.Labels)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func isReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,137 @@
+// Package framework defines the descheduling framework: the plugin interfaces, the Handle a plugin is
+// given, the Evictor a plugin evicts through, and the Registry that maps plugin names to factories.
+//
+// A cycle runs the Deschedule extension point of every profile in order, then the Balance extension
+// point of every profile in order. Plugins pick pods, check them with Handle().Evictor().Filter and
+// PreEvictionFilter, and evict them with Handle().Evictor().Evict, which enforces the per-cycle limits,
+// dry-run, metrics and Events, and delegates the eviction itself to the profile's evict plugin.
+package framework
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+
+	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+)
+
+// Plugin is the parent type of every descheduling plugin.
+type Plugin interface {
+	Name() string
+}
+
+// DeschedulePlugin evicts pods that violate a rule, node by node. Deschedule runs before any Balance
+// in a cycle.
+type DeschedulePlugin interface {
+	Plugin
+	Deschedule(ctx context.Context, nodes []*corev1.Node) *Status
+}
+
+// BalancePlugin evicts pods to even out the cluster. Balance runs after every profile's Deschedule, so
+// a later deschedule never undoes a balance.
+type BalancePlugin interface {
+	Plugin
+	Balance(ctx context.Context, nodes []*corev1.Node) *Status
+}
+
+// EvictorPlugin decides whether a pod may be evicted. Filter is cheap and is used while selecting
+// candidates; PreEvictionFilter may be expensive (it runs right before an eviction, e.g. nodeFit).
+// A profile enables evictor plugins at the filter and preEvictionFilter extension points; a pod must
+// pass all of them.
+type EvictorPlugin interface {
+	Plugin
+	Filter(pod *corev1.Pod) bool
+	PreEvictionFilter(pod *corev1.Pod) bool
+}
+
+// EvictPlugin performs an eviction. A profile enables exactly one, at the evict extension point; the
+// default uses the policy/v1 Eviction API.
+type EvictPlugin interface {
+	Plugin
+	Evict(ctx context.Context, pod *corev1.Pod, opts EvictOptions) error
+}
+
+// Controller is a plugin for the event-triggered mode. It is constructed by its factory like every
+// plugin and enabled at the deschedule or balance extension point; with --event-driven its Run is
+// started once, runs until ctx is done, and evicts through Handle().Evictor() like any plugin, under
+// the same limits. See package controller for a rate-limited workqueue helper.
+type Controller interface {
+	Plugin
+	Run(ctx context.Context)
+}
+
+// EvictOptions describes one eviction.
+type EvictOptions struct {
+	// PluginName is the plugin that asked for the eviction.
+	PluginName string
+	// Reason says why, for logs and the pod's Event.
+	Reason string
+	// DeleteOptions are passed to the eviction; the policy's gracePeriodSeconds fills in
+	// GracePeriodSeconds when the plugin leaves it nil.
+	DeleteOptions *metav1.DeleteOptions
+}
+
+// Evictor is what a plugin evicts through: the profile's evictor plugins composed with its evict
+// plugin, the per-cycle limits, dry-run, metrics and Events.
+type Evictor interface {
+	// Filter reports whether every filter plugin of the profile lets the pod be evicted.
+	Filter(pod *corev1.Pod) bool
+	// PreEvictionFilter reports whether every preEvictionFilter plugin lets the pod be evicted.
+	PreEvictionFilter(pod *corev1.Pod) bool
+	// Evict evicts the pod without running the filters. A nil error means the pod was evicted.
+	// Otherwise the error says why not: an *EvictionLimitError (see IsNodeLimit, IsNamespaceLimit,
+	// IsTotalLimit) when a limit stopped it, ErrDryRun in dry-run mode (the pod would have been
+	// evicted and counts against the limits), or the evict plugin's error (for the Eviction API, a
+	// TooManyRequests error when a PodDisruptionBudget forbids it).
+	Evict(ctx context.Context, pod *corev1.Pod, opts EvictOptions) error
+}
+
+// PodFilter selects pods.
+type PodFilter func(pod *corev1.Pod) bool
+
+// Handle is what the framework gives each plugin of a profile.
+type Handle interface {
+	// ClientSet reaches the apiserver.
+	ClientSet() clientset.Interface
+	// SharedInformerFactory is the shared factory for built-in types; informers requested from it in a
+	// plugin factory are started before the first cycle.
+	SharedInformerFactory() informers.SharedInformerFactory
+	// AccordInformerFactory is the shared factory for Accord's CRs (ClusterScopedResource, NodeMetric).
+	AccordInformerFactory() accordinformers.SharedInformerFactory
+	// Evictor evicts pods for this profile.
+	Evictor() Evictor
+	// GetPodsAssignedToNode returns the pods bound to a node (from the informer cache, through an
+	// index on spec.nodeName) that pass filter (all of them when filter is nil).
+	GetPodsAssignedToNode(nodeName string, filter PodFilter) ([]*corev1.Pod, error)
+	// EventRecorder records Events on behalf of the descheduler.
+	EventRecorder() events.EventRecorder
+	// ProfileName is the profile the plugin belongs to.
+	ProfileName() string
+}
+
+// Status is the result of a Deschedule or Balance call; nil or a nil Err means success.
+type Status struct {
+	Err error
+}
+
+// NewStatus returns a Status carrying err (a success when err is nil).
+func NewStatus(err error) *Status { return &Status{Err: err} }
+
+// Errorf returns a failed Status.
+func Errorf(format string, args ...any) *Status { return &Status{Err: fmt.Errorf(format, args...)} }
+
+// IsSuccess reports whether s is a success.
+func (s *Status) IsSuccess() bool { return s == nil || s.Err == nil }
+
+// AsError returns the error of a failed Status and nil for a success.
+func (s *Status) AsError() error {
+	if s == nil {
+		return nil
+	}
+	return s.Err
+}

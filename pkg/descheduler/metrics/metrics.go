@@ -1,0 +1,83 @@
+// Package metrics holds the descheduler's Prometheus metrics. Each Metrics value has its own
+// registry, so several descheduler instances (tests, the playground) never share counters.
+package metrics
+
+import (
+	"net/http"
+
+	"k8s.io/component-base/metrics"
+)
+
+// Results of an eviction attempt, the `result` label of accord_descheduler_pods_evicted_total.
+const (
+	ResultSuccess = "success"
+	ResultError   = "error"
+	ResultDryRun  = "dry-run"
+)
+
+// Metrics are the descheduler's metrics and the registry they are registered with.
+type Metrics struct {
+	Registry metrics.KubeRegistry
+
+	// PodsEvicted counts eviction attempts by result, plugin, profile, namespace and node.
+	PodsEvicted *metrics.CounterVec
+	// CycleDuration is the wall time of a whole descheduling cycle.
+	CycleDuration *metrics.Histogram
+	// PluginDuration is the wall time of one plugin call at one extension point.
+	PluginDuration *metrics.HistogramVec
+	// PluginFailures counts failed plugin calls (an error status or a panic).
+	PluginFailures *metrics.CounterVec
+	// Cycles counts completed descheduling cycles.
+	Cycles *metrics.Counter
+}
+
+// New returns metrics registered with a fresh registry.
+func New() *Metrics {
+	m := &Metrics{
+		Registry: metrics.NewKubeRegistry(),
+		PodsEvicted: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace:      "accord",
+			Subsystem:      "descheduler",
+			Name:           "pods_evicted_total",
+			Help:           "Eviction attempts by result (success, error, dry-run), plugin, profile, namespace and node.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"result", "plugin", "profile", "namespace", "node"}),
+		CycleDuration: metrics.NewHistogram(&metrics.HistogramOpts{
+			Namespace:      "accord",
+			Subsystem:      "descheduler",
+			Name:           "cycle_duration_seconds",
+			Help:           "Duration of a descheduling cycle (every profile's Deschedule, then every profile's Balance).",
+			Buckets:        metrics.ExponentialBuckets(0.001, 2, 18),
+			StabilityLevel: metrics.ALPHA,
+		}),
+		PluginDuration: metrics.NewHistogramVec(&metrics.HistogramOpts{
+			Namespace:      "accord",
+			Subsystem:      "descheduler",
+			Name:           "plugin_duration_seconds",
+			Help:           "Duration of one plugin call at an extension point.",
+			Buckets:        metrics.ExponentialBuckets(0.0001, 2, 20),
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin", "profile", "extension_point", "status"}),
+		PluginFailures: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace:      "accord",
+			Subsystem:      "descheduler",
+			Name:           "plugin_failures_total",
+			Help:           "Plugin calls that returned an error status or panicked.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin", "profile", "extension_point"}),
+		Cycles: metrics.NewCounter(&metrics.CounterOpts{
+			Namespace:      "accord",
+			Subsystem:      "descheduler",
+			Name:           "cycles_total",
+			Help:           "Completed descheduling cycles.",
+			StabilityLevel: metrics.ALPHA,
+		}),
+	}
+	m.Registry.MustRegister(m.PodsEvicted, m.CycleDuration, m.PluginDuration, m.PluginFailures, m.Cycles)
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return metrics.HandlerFor(m.Registry, metrics.HandlerOpts{})
+}
