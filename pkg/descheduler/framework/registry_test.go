@@ -60,7 +60,6 @@ type argsT struct {
 
 func (a *argsT) DeepCopyObject() runtime.Object { c := *a; return &c }
 
-
 func TestArgsTypes(t *testing.T) {
 	a := framework.ArgsTypes{}
 	if err := a.Register("A", &argsT{X: 5}); err != nil {

@@ -114,7 +114,7 @@ func TestUpstreamPolicyEveryField(t *testing.T) {
 	want := defaultevictor.DefaultEvictorArgs{
 		NodeSelector: "pool=general", EvictLocalStoragePods: true, IgnorePvcPods: true, EvictFailedBarePods: true,
 		NodeFit: true, MinReplicas: 2, MinPodAge: &metav1.Duration{Duration: 5 * time.Minute},
-		NoEvictionPolicy: defaultevictor.MandatoryNoEvictionPolicy,
+		NoEvictionPolicy:  defaultevictor.MandatoryNoEvictionPolicy,
 		PriorityThreshold: &defaultevictor.PriorityThreshold{Value: ptr.To[int32](100000)},
 		PodProtections: defaultevictor.PodProtections{DefaultDisabled: []defaultevictor.PodProtection{"DaemonSetPods"},
 			ExtraEnabled: []defaultevictor.PodProtection{"PodsWithoutPDB"}},
