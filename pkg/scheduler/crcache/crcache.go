@@ -1,0 +1,165 @@
+// Package crcache gives the Accord plugins of one scheduler their view of Accord's custom resources
+// (ClusterScopedResources and NodeMetrics): stores backed by a single shared informer factory.
+//
+// A Cache belongs to one scheduler instance. The registry creates it and hands it to every Accord
+// plugin factory, so however many plugins and profiles use the CRs, each CR type is listed and
+// watched once. The factory is built from the first plugin's framework Handle (its KubeConfig, with
+// the JSON content type CRs need), each informer is started when the first plugin asks for it, and
+// a plugin factory returns only once the informer it needs has synced: by the time the scheduler
+// runs a Filter or Score, the stores are complete. Filter and Score only ever read these stores.
+package crcache
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
+	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+)
+
+// DefaultSyncTimeout bounds the wait for an informer's first list. A CRD that is not installed
+// makes the list fail forever; the plugin factory then fails instead of hanging the scheduler.
+const DefaultSyncTimeout = time.Minute
+
+// Cache is the shared CR informer factory of one scheduler. The zero value is not usable; call New
+// or NewForClient.
+type Cache struct {
+	newClient   func(*rest.Config) (accordclient.Interface, error)
+	syncTimeout time.Duration
+
+	mu      sync.Mutex
+	factory accordinformers.SharedInformerFactory
+}
+
+// New returns a Cache that builds its client from the framework Handle's KubeConfig.
+func New() *Cache {
+	return &Cache{
+		newClient: func(cfg *rest.Config) (accordclient.Interface, error) {
+			cfg = rest.CopyConfig(cfg)
+			// The scheduler's kubeconfig asks for protobuf, which custom resources do not speak.
+			cfg.ContentType = "application/json"
+			cfg.AcceptContentTypes = "application/json"
+			return accordclient.NewForConfig(cfg)
+		},
+		syncTimeout: DefaultSyncTimeout,
+	}
+}
+
+// NewForClient returns a Cache that uses client, whatever the Handle says; for tests.
+func NewForClient(client accordclient.Interface) *Cache {
+	return &Cache{
+		newClient:   func(*rest.Config) (accordclient.Interface, error) { return client, nil },
+		syncTimeout: DefaultSyncTimeout,
+	}
+}
+
+func (c *Cache) factoryFor(h fwk.Handle) (accordinformers.SharedInformerFactory, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.factory != nil {
+		return c.factory, nil
+	}
+	var cfg *rest.Config
+	if h != nil {
+		cfg = h.KubeConfig()
+	}
+	if cfg == nil {
+		cfg = &rest.Config{}
+	}
+	client, err := c.newClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the Accord client: %w", err)
+	}
+	c.factory = accordinformers.NewSharedInformerFactory(client, 0)
+	return c.factory, nil
+}
+
+// ClusterScopedResources returns a synced store of ClusterScopedResources. ctx is the plugin
+// factory's context, which lives as long as the scheduler: the informer stops with it.
+func (c *Cache) ClusterScopedResources(ctx context.Context, h fwk.Handle) (Store[schedv1alpha1.ClusterScopedResource], error) {
+	f, err := c.factoryFor(h)
+	if err != nil {
+		return Store[schedv1alpha1.ClusterScopedResource]{}, err
+	}
+	informer := f.Scheduling().V1alpha1().ClusterScopedResources().Informer()
+	if err := c.startAndSync(ctx, f, "ClusterScopedResource", informer); err != nil {
+		return Store[schedv1alpha1.ClusterScopedResource]{}, err
+	}
+	return NewStore[schedv1alpha1.ClusterScopedResource](informer.GetIndexer()), nil
+}
+
+// NodeMetrics returns a synced store of NodeMetrics; see ClusterScopedResources.
+func (c *Cache) NodeMetrics(ctx context.Context, h fwk.Handle) (Store[slov1alpha1.NodeMetric], error) {
+	f, err := c.factoryFor(h)
+	if err != nil {
+		return Store[slov1alpha1.NodeMetric]{}, err
+	}
+	informer := f.Slo().V1alpha1().NodeMetrics().Informer()
+	if err := c.startAndSync(ctx, f, "NodeMetric", informer); err != nil {
+		return Store[slov1alpha1.NodeMetric]{}, err
+	}
+	return NewStore[slov1alpha1.NodeMetric](informer.GetIndexer()), nil
+}
+
+func (c *Cache) startAndSync(ctx context.Context, f accordinformers.SharedInformerFactory, kind string, informer cache.SharedIndexInformer) error {
+	// Start only starts the informers that are not running yet.
+	f.Start(ctx.Done())
+	syncCtx, cancel := context.WithTimeout(ctx, c.syncTimeout)
+	defer cancel()
+	if !cache.WaitForCacheSync(syncCtx.Done(), informer.HasSynced) {
+		return fmt.Errorf("the %s informer did not sync within %s (is the CRD installed and may the scheduler list it?)", kind, c.syncTimeout)
+	}
+	return nil
+}
+
+// Shutdown waits for the informers to stop. Call it after the context the plugins were built with
+// is done.
+func (c *Cache) Shutdown() {
+	c.mu.Lock()
+	f := c.factory
+	c.mu.Unlock()
+	if f != nil {
+		f.Shutdown()
+	}
+}
+
+// AwaitResourceVersion waits, at most timeout, until current reports an object whose
+// resourceVersion is at least rv, and reports whether it did.
+//
+// The scheduler delivers custom-resource events to QueueingHints from its own (dynamic) informer,
+// while the plugins filter with the stores of this Cache. A hint that requeues a pod because of an
+// event can call this first, so the pod is not retried against a store that has not seen the event
+// yet (and rejected again, with no further event to requeue it). Both informers watch the same API
+// server, so the wait is normally a few milliseconds at most.
+func AwaitResourceVersion(rv string, timeout time.Duration, current func() (string, bool)) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if cur, ok := current(); ok && resourceVersionAtLeast(cur, rv) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// resourceVersionAtLeast compares resource versions. They are opaque in general, but etcd-backed
+// API servers issue increasing integers; when either does not parse, only equality counts.
+func resourceVersionAtLeast(cur, want string) bool {
+	if cur == want {
+		return true
+	}
+	c, err1 := strconv.ParseUint(cur, 10, 64)
+	w, err2 := strconv.ParseUint(want, 10, 64)
+	return err1 == nil && err2 == nil && c >= w
+}

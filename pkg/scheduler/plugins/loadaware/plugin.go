@@ -1,0 +1,301 @@
+// Package loadaware is the LoadAware scheduler plugin: it keeps pods off nodes whose measured usage
+// (their NodeMetric) is over a threshold, and prefers nodes that are lightly used. The rules live in
+// pkg/constraints, shared with the descheduler; see README.md for the args, an example
+// configuration and the events that requeue pods.
+package loadaware
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/utils/clock"
+
+	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/apis/config/validation"
+	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	"github.com/accord-sched/accord/pkg/constraints"
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+)
+
+// Name is the plugin's name in the registry and in configurations.
+const Name = "LoadAware"
+
+const stateKey fwk.StateKey = Name
+
+// SignerName is the key of the pod signature fragment this plugin contributes: the pod's computed
+// requests for the weighted resources, which is all the plugin reads from a pod.
+const SignerName = "accord.dev/v1.Pod.Spec.LoadAwareRequests()"
+
+const reasonOverThreshold = "node(s) are over their %s usage threshold"
+
+// storeCatchUpTimeout bounds how long a QueueingHint waits for the plugin's store to see the event
+// it is judging (see crcache.AwaitResourceVersion).
+const storeCatchUpTimeout = 200 * time.Millisecond
+
+// Plugin is the LoadAware plugin.
+type Plugin struct {
+	metrics    crcache.Store[slov1alpha1.NodeMetric]
+	nodes      corelisters.NodeLister
+	thresholds []constraints.ResourceThreshold
+	weights    []constraints.ResourceWeight
+	maxAge     time.Duration
+	clock      clock.PassiveClock
+}
+
+var (
+	_ fwk.PreFilterPlugin   = (*Plugin)(nil)
+	_ fwk.FilterPlugin      = (*Plugin)(nil)
+	_ fwk.ScorePlugin       = (*Plugin)(nil)
+	_ fwk.EnqueueExtensions = (*Plugin)(nil)
+	_ fwk.SignPlugin        = (*Plugin)(nil)
+)
+
+// NewFactory returns the plugin factory to register under Name. Every plugin built by it reads
+// NodeMetrics from cache, which the scheduler's Accord plugins share; Nodes come from the
+// scheduler's own informers.
+func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		args, err := argsFrom(obj)
+		if err != nil {
+			return nil, err
+		}
+		store, err := cache.NodeMetrics(ctx, h)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", Name, err)
+		}
+		return New(args, store, h.SharedInformerFactory().Core().V1().Nodes().Lister(), clock.RealClock{}), nil
+	}
+}
+
+// New builds the plugin from validated args, a NodeMetric store, a Node lister (used only by
+// QueueingHints, which must not read the scheduler's snapshot) and a clock.
+func New(args *config.LoadAwareArgs, metrics crcache.Store[slov1alpha1.NodeMetric], nodes corelisters.NodeLister, c clock.PassiveClock) *Plugin {
+	p := &Plugin{
+		metrics: metrics,
+		nodes:   nodes,
+		maxAge:  time.Duration(args.NodeMetricExpirationSeconds) * time.Second,
+		clock:   c,
+	}
+	for name, pct := range args.UsageThresholds {
+		p.thresholds = append(p.thresholds, constraints.ResourceThreshold{Name: name, Percent: pct})
+	}
+	for name, w := range args.ResourceWeights {
+		p.weights = append(p.weights, constraints.ResourceWeight{Name: name, Weight: w})
+	}
+	// Sorted, so the resource a rejection names does not depend on map order.
+	slices.SortFunc(p.thresholds, func(a, b constraints.ResourceThreshold) int { return strings.Compare(string(a.Name), string(b.Name)) })
+	slices.SortFunc(p.weights, func(a, b constraints.ResourceWeight) int { return strings.Compare(string(a.Name), string(b.Name)) })
+	return p
+}
+
+func argsFrom(obj runtime.Object) (*config.LoadAwareArgs, error) {
+	args, ok := obj.(*config.LoadAwareArgs)
+	if !ok {
+		return nil, fmt.Errorf("%s: want args of type LoadAwareArgs, got %T", Name, obj)
+	}
+	if errs := validation.ValidateLoadAwareArgs(field.NewPath(Name+"Args"), args); len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %w", Name, errs.ToAggregate())
+	}
+	return args, nil
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return Name }
+
+// preFilterState is computed once per pod and never modified afterwards, so Clone can share it.
+type preFilterState struct {
+	// now is the cycle's reference time for metric expiry, read once rather than once per node.
+	now time.Time
+	// requests are the pod's computed requests for the weighted resources.
+	requests corev1.ResourceList
+}
+
+func (s *preFilterState) Clone() fwk.StateData { return s }
+
+// podRequests returns the pod's requests, as Kubernetes computes them, for the weighted resources.
+func (p *Plugin) podRequests(pod *corev1.Pod) corev1.ResourceList {
+	all := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	out := make(corev1.ResourceList, len(p.weights))
+	for _, w := range p.weights {
+		if q, ok := all[w.Name]; ok {
+			out[w.Name] = q
+		}
+	}
+	return out
+}
+
+// PreFilter computes the pod's requests and fixes the cycle's reference time.
+func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	state.Write(stateKey, &preFilterState{now: p.clock.Now(), requests: p.podRequests(pod)})
+	return nil, nil
+}
+
+// PreFilterExtensions returns nil: measured usage does not change with the pods the scheduler
+// pretends to add or remove.
+func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+func stateFrom(state fwk.CycleState) (*preFilterState, *fwk.Status) {
+	d, err := state.Read(stateKey)
+	if err != nil {
+		return nil, fwk.AsStatus(fmt.Errorf("%s: reading PreFilter state: %w", Name, err))
+	}
+	s, ok := d.(*preFilterState)
+	if !ok {
+		return nil, fwk.AsStatus(fmt.Errorf("%s: PreFilter state has type %T", Name, d))
+	}
+	return s, nil
+}
+
+// Filter rejects a node whose fresh NodeMetric shows a resource's usage over its threshold. A
+// node without a NodeMetric, or with an expired one, always passes. The rejection is
+// UnschedulableAndUnresolvable: preempting pods does not lower measured usage at once.
+func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *corev1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
+	s, st := stateFrom(state)
+	if st != nil {
+		return st
+	}
+	node := nodeInfo.Node()
+	if node == nil {
+		return fwk.NewStatus(fwk.Error, "node not found")
+	}
+	m, err := p.metrics.Get(node.Name)
+	if err != nil {
+		return fwk.AsStatus(fmt.Errorf("%s: reading NodeMetric %q: %w", Name, node.Name, err))
+	}
+	if c := constraints.CheckLoad(m, node.Status.Allocatable, p.thresholds, s.now, p.maxAge); c.Overloaded {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, OverThresholdReason(c.Resource))
+	}
+	return nil
+}
+
+// OverThresholdReason is the Filter reason for a node over its threshold for the resource.
+func OverThresholdReason(name corev1.ResourceName) string {
+	return fmt.Sprintf(reasonOverThreshold, name)
+}
+
+// Score prefers lightly used nodes: the weighted mean of each resource's free share once the pod's
+// requests are added to the measured usage, 0-100; a node without a fresh NodeMetric scores 50.
+func (p *Plugin) Score(_ context.Context, state fwk.CycleState, _ *corev1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
+	s, st := stateFrom(state)
+	if st != nil {
+		return 0, st
+	}
+	node := nodeInfo.Node()
+	if node == nil {
+		return 0, fwk.NewStatus(fwk.Error, "node not found")
+	}
+	m, err := p.metrics.Get(node.Name)
+	if err != nil {
+		return 0, fwk.AsStatus(fmt.Errorf("%s: reading NodeMetric %q: %w", Name, node.Name, err))
+	}
+	return constraints.LoadScore(m, node.Status.Allocatable, s.requests, p.weights, s.now, p.maxAge), nil
+}
+
+// ScoreExtensions returns nil: scores are already on the framework's 0-100 scale.
+func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return nil }
+
+// SignPod contributes the pod's requests for the weighted resources, in milli-units.
+func (p *Plugin) SignPod(_ context.Context, pod *corev1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	reqs := p.podRequests(pod)
+	value := make(map[string]int64, len(reqs))
+	for name, q := range reqs {
+		value[string(name)] = q.MilliValue()
+	}
+	return []fwk.SignFragment{{Key: SignerName, Value: value}}, nil
+}
+
+// EventsToRegister lists the events that can make a pod this plugin rejected schedulable:
+//   - a NodeMetric added or updated that brings an overloaded node under its thresholds, or
+//     deleted from an overloaded node (a node without a metric is never rejected);
+//   - a Node added, or its allocatable changed, so that it is not over its thresholds.
+//
+// A metric that merely expires produces no event; such pods are retried by the scheduler's
+// periodic flush of unschedulable pods.
+func (p *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{Event: fwk.ClusterEvent{Resource: crcache.NodeMetricResource, ActionType: fwk.Add | fwk.Update | fwk.Delete}, QueueingHintFn: p.isSchedulableAfterMetricChange},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable}, QueueingHintFn: p.isSchedulableAfterNodeChange},
+	}, nil
+}
+
+func (p *Plugin) overloaded(m *slov1alpha1.NodeMetric, node *corev1.Node, now time.Time) bool {
+	return constraints.CheckLoad(m, node.Status.Allocatable, p.thresholds, now, p.maxAge).Overloaded
+}
+
+func (p *Plugin) isSchedulableAfterMetricChange(logger klog.Logger, pod *corev1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
+	oldM, err := crcache.ToNodeMetric(oldObj)
+	if err != nil {
+		return fwk.Queue, err
+	}
+	newM, err := crcache.ToNodeMetric(newObj)
+	if err != nil {
+		return fwk.Queue, err
+	}
+	name := ""
+	switch {
+	case newM != nil:
+		name = newM.Name
+	case oldM != nil:
+		name = oldM.Name
+	default:
+		return fwk.QueueSkip, nil
+	}
+	node, err := p.nodes.Get(name)
+	if apierrors.IsNotFound(err) {
+		logger.V(5).Info("NodeMetric of a node that does not exist", "pod", klog.KObj(pod), "nodeMetric", name)
+		return fwk.QueueSkip, nil
+	}
+	if err != nil {
+		return fwk.Queue, err
+	}
+	now := p.clock.Now()
+	if newM != nil && p.overloaded(newM, node, now) {
+		logger.V(5).Info("Node is still over its usage thresholds", "pod", klog.KObj(pod), "node", name)
+		return fwk.QueueSkip, nil
+	}
+	// The old metric is judged on its values alone (no expiry): it may have been fresh, and have
+	// rejected the pod, when the pod was last tried.
+	if oldM != nil && !constraints.CheckLoad(oldM, node.Status.Allocatable, p.thresholds, now, 0).Overloaded {
+		// The node was not over its thresholds before either: this plugin did not reject it.
+		logger.V(5).Info("Node was not over its usage thresholds", "pod", klog.KObj(pod), "node", name)
+		return fwk.QueueSkip, nil
+	}
+	if newM != nil {
+		crcache.AwaitResourceVersion(newM.ResourceVersion, storeCatchUpTimeout, func() (string, bool) {
+			cur, err := p.metrics.Get(name)
+			if err != nil || cur == nil {
+				return "", false
+			}
+			return cur.ResourceVersion, true
+		})
+	}
+	logger.V(4).Info("Node is now under its usage thresholds", "pod", klog.KObj(pod), "node", name)
+	return fwk.Queue, nil
+}
+
+func (p *Plugin) isSchedulableAfterNodeChange(logger klog.Logger, pod *corev1.Pod, _, newObj any) (fwk.QueueingHint, error) {
+	node, ok := newObj.(*corev1.Node)
+	if !ok {
+		return fwk.Queue, fmt.Errorf("%s: expected a Node, got %T", Name, newObj)
+	}
+	m, err := p.metrics.Get(node.Name)
+	if err != nil {
+		return fwk.Queue, err
+	}
+	if p.overloaded(m, node, p.clock.Now()) {
+		logger.V(5).Info("Node is over its usage thresholds", "pod", klog.KObj(pod), "node", node.Name)
+		return fwk.QueueSkip, nil
+	}
+	return fwk.Queue, nil
+}

@@ -1,0 +1,240 @@
+package loadaware
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	clientsetfake "k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
+	fwk "k8s.io/kube-scheduler/framework"
+	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	schedcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/accord-sched/accord/apis/config"
+	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+)
+
+func TestMain(m *testing.M) {
+	// The framework records plugin metrics; they must be registered first, as in the scheduler.
+	metrics.Register()
+	os.Exit(m.Run())
+}
+
+func args80() *config.LoadAwareArgs {
+	return &config.LoadAwareArgs{
+		UsageThresholds:             map[corev1.ResourceName]int64{"cpu": 80, "memory": 80},
+		ResourceWeights:             map[corev1.ResourceName]int64{"cpu": 1, "memory": 1},
+		NodeMetricExpirationSeconds: 60,
+	}
+}
+
+func node(name string) *corev1.Node {
+	return st.MakeNode().Name(name).Capacity(map[corev1.ResourceName]string{"cpu": "4", "memory": "16Gi"}).Obj()
+}
+
+func nm(name, rv string, updated time.Time, cpu, mem string) *slov1alpha1.NodeMetric {
+	ts := metav1.NewTime(updated)
+	return &slov1alpha1.NodeMetric{
+		TypeMeta:   metav1.TypeMeta{APIVersion: slov1alpha1.SchemeGroupVersion.String(), Kind: "NodeMetric"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv},
+		Status: slov1alpha1.NodeMetricStatus{UpdateTime: &ts, NodeUsage: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem),
+		}},
+	}
+}
+
+func newFramework(t *testing.T, args runtime.Object, nodes []*corev1.Node, metricObjs ...*slov1alpha1.NodeMetric) (framework.Framework, error) {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	objs := make([]runtime.Object, 0, len(metricObjs))
+	for _, m := range metricObjs {
+		objs = append(objs, m)
+	}
+	crs := crcache.NewForClient(accordfake.NewClientset(objs...))
+	t.Cleanup(func() { cancel(); crs.Shutdown() })
+	client := clientsetfake.NewClientset()
+	fns := []tf.RegisterPluginFunc{
+		tf.RegisterQueueSortPlugin(queuesort.Name, queuesort.New),
+		tf.RegisterBindPlugin(defaultbinder.Name, defaultbinder.New),
+		tf.RegisterPluginAsExtensions(Name, NewFactory(crs), "PreFilter", "Filter", "Score"),
+		func(_ *frameworkruntime.Registry, profile *schedulerapi.KubeSchedulerProfile) {
+			profile.PluginConfig = append(profile.PluginConfig, schedulerapi.PluginConfig{Name: Name, Args: args})
+		},
+	}
+	return tf.NewFramework(ctx, fns, "accord-scheduler",
+		frameworkruntime.WithClientSet(client),
+		frameworkruntime.WithInformerFactory(informers.NewSharedInformerFactory(client, 0)),
+		frameworkruntime.WithSnapshotSharedLister(schedcache.NewSnapshot(nil, nodes)),
+	)
+}
+
+func TestFilterAndScore(t *testing.T) {
+	now := time.Now()
+	nodes := []*corev1.Node{node("idle"), node("busy"), node("hot-cpu"), node("stale"), node("no-metric")}
+	metricObjs := []*slov1alpha1.NodeMetric{
+		nm("idle", "1", now, "0", "0"),
+		nm("busy", "1", now, "2", "8Gi"),
+		nm("hot-cpu", "1", now, "3800m", "1Gi"),
+		nm("stale", "1", now.Add(-time.Hour), "4", "16Gi"),
+	}
+	pod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{"cpu": "400m", "memory": "1600Mi"}).Obj()
+	fw, err := newFramework(t, args80(), nodes, metricObjs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	if _, s, _ := fw.RunPreFilterPlugins(ctx, state, pod); !s.IsSuccess() {
+		t.Fatalf("PreFilter: %v", s)
+	}
+	want := map[string]struct {
+		code   fwk.Code
+		reason string
+		score  int64
+	}{
+		// 400m of 4 CPUs and 1600Mi of 16Gi are ~10% each: an idle node is 90% free.
+		"idle":      {score: 90},
+		"busy":      {score: 40},
+		"hot-cpu":   {code: fwk.UnschedulableAndUnresolvable, reason: "node(s) are over their cpu usage threshold"},
+		"stale":     {score: 50},
+		"no-metric": {score: 50},
+	}
+	var passing []fwk.NodeInfo
+	for _, n := range nodes {
+		ni := framework.NewNodeInfo()
+		ni.SetNode(n)
+		s := fw.RunFilterPlugins(ctx, state, pod, ni)
+		w := want[n.Name]
+		if s.Code() != w.code || (w.code != fwk.Success && s.Message() != w.reason) {
+			t.Errorf("%s: Filter = %v %q, want %v %q", n.Name, s.Code(), s.Message(), w.code, w.reason)
+		}
+		if s.IsSuccess() {
+			passing = append(passing, ni)
+		}
+	}
+	scores, s := fw.RunScorePlugins(ctx, state, pod, passing)
+	if !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	for _, sc := range scores {
+		if sc.TotalScore != want[sc.Name].score {
+			t.Errorf("%s: score %d, want %d", sc.Name, sc.TotalScore, want[sc.Name].score)
+		}
+	}
+	if fw.SignPod(ctx, pod) == nil {
+		t.Error("the profile signs no pods: the plugin disabled opportunistic batching")
+	}
+}
+
+func TestInvalidArgs(t *testing.T) {
+	bad := args80()
+	bad.UsageThresholds["cpu"] = 120
+	_, err := newFramework(t, bad, nil)
+	if err == nil || !strings.Contains(err.Error(), "LoadAwareArgs.usageThresholds[cpu]") {
+		t.Fatalf("err = %v, want one naming LoadAwareArgs.usageThresholds[cpu]", err)
+	}
+}
+
+func nodeLister(t *testing.T, nodes ...*corev1.Node) corelisters.NodeLister {
+	t.Helper()
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, n := range nodes {
+		if err := indexer.Add(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return corelisters.NewNodeLister(indexer)
+}
+
+func metricStore(t *testing.T, ms ...*slov1alpha1.NodeMetric) crcache.Store[slov1alpha1.NodeMetric] {
+	t.Helper()
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, m := range ms {
+		if m == nil {
+			continue
+		}
+		if err := indexer.Add(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return crcache.NewStore[slov1alpha1.NodeMetric](indexer)
+}
+
+func unstructuredOf(t *testing.T, m *slov1alpha1.NodeMetric) any {
+	t.Helper()
+	if m == nil {
+		return nil
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: obj}
+}
+
+func TestMetricQueueingHint(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	pod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{"cpu": "1"}).Obj()
+	tests := []struct {
+		name     string
+		old, new *slov1alpha1.NodeMetric
+		want     fwk.QueueingHint
+	}{
+		{name: "drops under threshold", old: nm("n1", "5", now, "3800m", "0"), new: nm("n1", "6", now, "1", "0"), want: fwk.Queue},
+		{name: "stays over", old: nm("n1", "5", now, "3800m", "0"), new: nm("n1", "6", now, "3700m", "0"), want: fwk.QueueSkip},
+		{name: "was already under", old: nm("n1", "5", now, "1", "0"), new: nm("n1", "6", now, "500m", "0"), want: fwk.QueueSkip},
+		{name: "old metric had expired but was over", old: nm("n1", "5", now.Add(-time.Hour), "4", "0"), new: nm("n1", "6", now, "1", "0"), want: fwk.Queue},
+		{name: "added under threshold", new: nm("n1", "6", now, "1", "0"), want: fwk.Queue},
+		{name: "added over threshold", new: nm("n1", "6", now, "4", "0"), want: fwk.QueueSkip},
+		{name: "deleted from an overloaded node", old: nm("n1", "5", now, "4", "0"), want: fwk.Queue},
+		{name: "metric of an unknown node", old: nm("ghost", "5", now, "4", "0"), new: nm("ghost", "6", now, "0", "0"), want: fwk.QueueSkip},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger, _ := ktesting.NewTestContext(t)
+			p := New(args80(), metricStore(t, tt.new), nodeLister(t, node("n1")), clocktesting.NewFakePassiveClock(now))
+			got, err := p.isSchedulableAfterMetricChange(logger, pod, unstructuredOf(t, tt.old), unstructuredOf(t, tt.new))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("hint = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNodeQueueingHint(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	pod := st.MakePod().Name("p").Namespace("ns").Obj()
+	p := New(args80(), metricStore(t, nm("hot", "1", now, "4", "0"), nm("cool", "1", now, "1", "0")), nodeLister(t), clocktesting.NewFakePassiveClock(now))
+	for name, want := range map[string]fwk.QueueingHint{"hot": fwk.QueueSkip, "cool": fwk.Queue, "unmeasured": fwk.Queue} {
+		logger, _ := ktesting.NewTestContext(t)
+		got, err := p.isSchedulableAfterNodeChange(logger, pod, nil, node(name))
+		if err != nil || got != want {
+			t.Errorf("%s: hint = %v, %v; want %v", name, got, err, want)
+		}
+	}
+}
