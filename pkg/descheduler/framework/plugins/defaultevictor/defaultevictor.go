@@ -43,6 +43,8 @@ const (
 )
 
 // DefaultEvictor is the default evictor plugin.
+//
+// +k8s:deepcopy-gen=false
 type DefaultEvictor struct {
 	args      *DefaultEvictorArgs
 	handle    framework.Handle

@@ -1,0 +1,227 @@
+// Package app is the descheduler's command and its in-process entry point.
+//
+// NewDeschedulerCommand builds the accord-descheduler command (flags drop-in compatible with the
+// upstream kubernetes-sigs/descheduler); WithPlugin adds out-of-tree plugins to it. Run starts a
+// descheduler inside the calling process (tests, the playground) without leader election or serving.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
+	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
+	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+	"github.com/accord-sched/accord/pkg/descheduler/policy"
+	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
+	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+)
+
+// DefaultLimitWindow is how often the per-cycle eviction counts reset when controllers run in the
+// event-triggered mode without periodic cycles (--descheduling-interval=0): the limits then bound
+// the evictions of each window.
+const DefaultLimitWindow = time.Minute
+
+// Option adds plugins to the descheduler's registries.
+type Option func(framework.Registry, framework.ArgsTypes) error
+
+// WithPlugin registers an out-of-tree plugin, and its args type when given (at most one; a pointer to
+// a struct embedding metav1.TypeMeta, implementing runtime.Object and optionally
+// framework.ArgsDefaulter and framework.ArgsValidator).
+func WithPlugin(name string, factory framework.PluginFactory, argsType ...runtime.Object) Option {
+	return func(reg framework.Registry, args framework.ArgsTypes) error {
+		if len(argsType) > 1 {
+			return fmt.Errorf("plugin %q: at most one args type", name)
+		}
+		if err := reg.Register(name, factory); err != nil {
+			return err
+		}
+		if len(argsType) == 1 {
+			return args.Register(name, argsType[0])
+		}
+		return nil
+	}
+}
+
+// Registries returns the in-tree registry and args types with opts applied.
+func Registries(opts ...Option) (framework.Registry, framework.ArgsTypes, error) {
+	reg, args := plugins.NewInTreeRegistry(), plugins.NewInTreeArgs()
+	for _, o := range opts {
+		if err := o(reg, args); err != nil {
+			return nil, nil, err
+		}
+	}
+	return reg, args, nil
+}
+
+// Config is what Run needs.
+type Config struct {
+	// RestConfig reaches the cluster; when nil, Kubeconfig is read (and when that is empty too, the
+	// in-cluster configuration is used).
+	RestConfig *rest.Config
+	Kubeconfig string
+	// QPS and Burst of the client, when RestConfig is nil. Default 50 and 100.
+	QPS   float32
+	Burst int
+
+	// PolicyConfigFile is the DeschedulerPolicy (descheduler/v1alpha2) to run.
+	PolicyConfigFile string
+	// DeschedulingInterval between periodic cycles; 0 runs one cycle (and, unless EventDriven,
+	// returns).
+	DeschedulingInterval time.Duration
+	// DryRun logs the evictions instead of performing them; nothing is written to the cluster.
+	DryRun bool
+	// EventDriven starts every enabled Controller plugin and keeps running for them until ctx ends.
+	EventDriven bool
+	// LimitWindow overrides DefaultLimitWindow.
+	LimitWindow time.Duration
+
+	// Plugins add out-of-tree plugins.
+	Plugins []Option
+	// Metrics are recorded here; a fresh set when nil.
+	Metrics *metrics.Metrics
+	// OnReady is called once the informer caches are synced, before the first cycle.
+	OnReady func()
+}
+
+// Run loads the policy and runs the descheduler until ctx ends (or, with DeschedulingInterval 0 and
+// without EventDriven, after one cycle).
+func Run(ctx context.Context, cfg Config) error {
+	reg, args, err := Registries(cfg.Plugins...)
+	if err != nil {
+		return err
+	}
+	p, err := policy.Load(cfg.PolicyConfigFile, reg, args)
+	if err != nil {
+		return err
+	}
+	restCfg := cfg.RestConfig
+	if restCfg == nil {
+		if restCfg, err = clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig); err != nil {
+			return fmt.Errorf("client configuration: %w", err)
+		}
+		restCfg.QPS, restCfg.Burst = 50, 100
+		if cfg.QPS > 0 {
+			restCfg.QPS = cfg.QPS
+		}
+		if cfg.Burst > 0 {
+			restCfg.Burst = cfg.Burst
+		}
+	}
+	restCfg = rest.CopyConfig(restCfg)
+	restCfg.UserAgent = "accord-descheduler"
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return err
+	}
+	crCfg := rest.CopyConfig(restCfg)
+	crCfg.ContentType, crCfg.AcceptContentTypes = "application/json", "application/json"
+	accord, err := accordclient.NewForConfig(crCfg)
+	if err != nil {
+		return err
+	}
+
+	factory := informers.NewSharedInformerFactory(client, 0)
+	accordFactory := accordinformers.NewSharedInformerFactory(accord, 0)
+	var recorder events.EventRecorder
+	if !cfg.DryRun {
+		broadcaster := events.NewEventBroadcasterAdapter(client)
+		broadcaster.StartRecordingToSink(ctx.Done())
+		defer broadcaster.Shutdown()
+		recorder = broadcaster.NewRecorder("accord-descheduler")
+	}
+	d, err := fwruntime.New(p, fwruntime.Options{
+		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
+		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun,
+	})
+	if err != nil {
+		return fmt.Errorf("policy %s: %w", cfg.PolicyConfigFile, err)
+	}
+	return runDescheduler(ctx, d, []informerFactory{factory, accordFactory}, cfg)
+}
+
+type informerFactory interface {
+	Start(stopCh <-chan struct{})
+	Shutdown()
+}
+
+// runDescheduler runs a built descheduler: it starts the factories, waits for the caches, and runs
+// the periodic and/or event-triggered modes as cfg says.
+func runDescheduler(ctx context.Context, d *fwruntime.Descheduler, factories []informerFactory, cfg Config) error {
+	logger := klog.FromContext(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, f := range factories {
+		f.Start(ctx.Done())
+	}
+	defer func() {
+		cancel()
+		for _, f := range factories {
+			f.Shutdown()
+		}
+	}()
+	if !d.WaitForCacheSync(ctx) || !waitAll(ctx, factories) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return errors.New("informer caches did not sync")
+	}
+	if cfg.OnReady != nil {
+		cfg.OnReady()
+	}
+	logger.Info("Descheduler started", "interval", cfg.DeschedulingInterval, "dryRun", cfg.DryRun, "eventDriven", cfg.EventDriven,
+		"profiles", len(d.Profiles()), "controllers", len(d.Controllers()))
+
+	if cfg.EventDriven {
+		waitControllers := d.StartControllers(ctx)
+		defer waitControllers()
+		if cfg.DeschedulingInterval == 0 {
+			window := cfg.LimitWindow
+			if window <= 0 {
+				window = DefaultLimitWindow
+			}
+			go wait.Until(d.Limiter().Reset, window, ctx.Done())
+		}
+	}
+	if cfg.DeschedulingInterval == 0 {
+		d.RunCycle(ctx)
+		if cfg.EventDriven {
+			<-ctx.Done()
+		}
+		return nil
+	}
+	wait.NonSlidingUntilWithContext(ctx, d.RunCycle, cfg.DeschedulingInterval)
+	return nil
+}
+
+func waitAll(ctx context.Context, factories []informerFactory) bool {
+	for _, f := range factories {
+		switch w := f.(type) {
+		case informers.SharedInformerFactory:
+			for _, ok := range w.WaitForCacheSync(ctx.Done()) {
+				if !ok {
+					return false
+				}
+			}
+		case accordinformers.SharedInformerFactory:
+			for _, ok := range w.WaitForCacheSync(ctx.Done()) {
+				if !ok {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}

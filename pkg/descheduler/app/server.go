@@ -1,0 +1,269 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/apiserver/pkg/server/mux"
+	apiserveroptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	cliflag "k8s.io/component-base/cli/flag"
+	componentbaseconfig "k8s.io/component-base/config"
+	componentbaseoptions "k8s.io/component-base/config/options"
+	"k8s.io/component-base/featuregate"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/component-base/term"
+	"k8s.io/component-base/version"
+	"k8s.io/component-base/version/verflag"
+	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+	"github.com/accord-sched/accord/pkg/descheduler/policy"
+)
+
+// DefaultSecurePort serves /healthz, /readyz and /metrics, as upstream's descheduler.
+const DefaultSecurePort = 10258
+
+// Options are the command line of accord-descheduler.
+type Options struct {
+	PolicyConfigFile     string
+	DeschedulingInterval time.Duration
+	DryRun               bool
+	EventDriven          bool
+	Kubeconfig           string
+	QPS                  float32
+	Burst                int
+
+	LeaderElection componentbaseconfig.LeaderElectionConfiguration
+	SecureServing  *apiserveroptions.SecureServingOptions
+	Logs           *logsapi.LoggingConfiguration
+	FeatureGate    featuregate.MutableFeatureGate
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	ss := apiserveroptions.NewSecureServingOptions()
+	ss.BindPort = DefaultSecurePort
+	ss.ServerCert.PairName = "accord-descheduler"
+	ss.ServerCert.CertDirectory = "" // self-signed certificates are kept in memory
+	fg := featuregate.NewFeatureGate()
+	if err := logsapi.AddFeatureGates(fg); err != nil {
+		panic(err) // only on a programming error: the gates are static
+	}
+	return &Options{
+		QPS:   50,
+		Burst: 100,
+		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
+			LeaderElect:       false,
+			LeaseDuration:     metav1.Duration{Duration: 137 * time.Second},
+			RenewDeadline:     metav1.Duration{Duration: 107 * time.Second},
+			RetryPeriod:       metav1.Duration{Duration: 26 * time.Second},
+			ResourceLock:      resourcelock.LeasesResourceLock,
+			ResourceName:      "accord-descheduler",
+			ResourceNamespace: "kube-system",
+		},
+		SecureServing: ss,
+		Logs:          logsapi.NewLoggingConfiguration(),
+		FeatureGate:   fg,
+	}
+}
+
+// Flags returns the named flag sets, with the upstream descheduler's flag names.
+func (o *Options) Flags() cliflag.NamedFlagSets {
+	var fss cliflag.NamedFlagSets
+	fs := fss.FlagSet("descheduler")
+	fs.StringVar(&o.PolicyConfigFile, "policy-config-file", o.PolicyConfigFile, "File with the DeschedulerPolicy (descheduler/v1alpha2).")
+	fs.DurationVar(&o.DeschedulingInterval, "descheduling-interval", o.DeschedulingInterval, "Time between descheduling cycles; 0 runs one cycle and exits (unless --event-driven).")
+	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Log the evictions instead of performing them; nothing is written to the cluster.")
+	fs.BoolVar(&o.EventDriven, "event-driven", o.EventDriven, "Start the enabled Controller plugins, which evict in reaction to cluster events, and keep running for them.")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig file; empty uses the in-cluster configuration.")
+	fs.Float32Var(&o.QPS, "client-connection-qps", o.QPS, "QPS of the connection to the apiserver.")
+	fs.IntVar(&o.Burst, "client-connection-burst", o.Burst, "Burst of the connection to the apiserver.")
+	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
+	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
+	o.FeatureGate.AddFlag(fss.FlagSet("feature gates"))
+	verflag.AddFlags(fss.FlagSet("global"))
+	return fss
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.PolicyConfigFile == "" {
+		errs = append(errs, errors.New("--policy-config-file is required"))
+	}
+	if o.DeschedulingInterval < 0 {
+		errs = append(errs, errors.New("--descheduling-interval must not be negative"))
+	}
+	if o.LeaderElection.LeaderElect && o.DeschedulingInterval == 0 && !o.EventDriven {
+		errs = append(errs, errors.New("--leader-elect needs a --descheduling-interval (or --event-driven): a single cycle has nothing to hand over"))
+	}
+	errs = append(errs, o.SecureServing.Validate()...)
+	return errors.Join(errs...)
+}
+
+// NewDeschedulerCommand returns the accord-descheduler command with the in-tree plugins and the
+// plugins opts add.
+func NewDeschedulerCommand(opts ...Option) *cobra.Command {
+	o := NewOptions()
+	cmd := &cobra.Command{
+		Use:   "accord-descheduler",
+		Short: "Evicts pods that should run elsewhere, driven by a DeschedulerPolicy",
+		Long: `accord-descheduler runs descheduling profiles (descheduler/v1alpha2 DeschedulerPolicy) periodically
+and/or in reaction to cluster events, evicting pods through the Eviction API within per-cycle limits.`,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			verflag.PrintAndExitIfRequested()
+			if err := logsapi.ValidateAndApply(o.Logs, o.FeatureGate); err != nil {
+				return err
+			}
+			cliflag.PrintFlags(cmd.Flags())
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context(), opts...)
+		},
+		Args: cobra.NoArgs,
+	}
+	fss := o.Flags()
+	for _, f := range fss.FlagSets {
+		cmd.Flags().AddFlagSet(f)
+	}
+	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
+	cliflag.SetUsageAndHelpFunc(cmd, fss, cols)
+	return cmd
+}
+
+// Run serves /healthz, /readyz and /metrics, takes the leader Lease when asked to, and runs the
+// descheduler until ctx ends.
+func (o *Options) Run(ctx context.Context, opts ...Option) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting accord-descheduler", "version", version.Get().String())
+
+	restCfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("client configuration: %w", err)
+	}
+	restCfg.QPS, restCfg.Burst = o.QPS, o.Burst
+	m := metrics.New()
+	var ready atomic.Bool
+	cfg := Config{
+		RestConfig: restCfg, PolicyConfigFile: o.PolicyConfigFile, DeschedulingInterval: o.DeschedulingInterval,
+		DryRun: o.DryRun, EventDriven: o.EventDriven, Plugins: opts, Metrics: m,
+		OnReady: func() { ready.Store(true) },
+	}
+	// Fail fast on a bad policy, before serving or electing.
+	reg, args, err := Registries(opts...)
+	if err != nil {
+		return err
+	}
+	if _, err := policy.Load(o.PolicyConfigFile, reg, args); err != nil {
+		return err
+	}
+
+	var leHealth *leaderelection.HealthzAdaptor
+	if o.LeaderElection.LeaderElect {
+		leHealth = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+	}
+	if o.SecureServing.BindPort != 0 || o.SecureServing.Listener != nil {
+		stopped, err := o.serve(ctx, m, &ready, leHealth)
+		if err != nil {
+			return err
+		}
+		defer func() { cancel(); <-stopped }()
+	}
+	if !o.LeaderElection.LeaderElect {
+		return Run(ctx, cfg)
+	}
+	return o.runWithLeaderElection(ctx, restCfg, leHealth, func(ctx context.Context) error { return Run(ctx, cfg) })
+}
+
+func (o *Options) serve(ctx context.Context, m *metrics.Metrics, ready *atomic.Bool, le *leaderelection.HealthzAdaptor) (<-chan struct{}, error) {
+	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
+		return nil, fmt.Errorf("self-signed certificate: %w", err)
+	}
+	var info *server.SecureServingInfo
+	if err := o.SecureServing.ApplyTo(&info); err != nil {
+		return nil, err
+	}
+	pathMux := mux.NewPathRecorderMux("accord-descheduler")
+	checks := []healthz.HealthChecker{healthz.PingHealthz}
+	if le != nil {
+		checks = append(checks, le)
+	}
+	healthz.InstallHandler(pathMux, checks...)
+	healthz.InstallReadyzHandler(pathMux, healthz.NamedCheck("informer-sync", func(*http.Request) error {
+		if !ready.Load() {
+			return errors.New("informer caches not synced yet")
+		}
+		return nil
+	}))
+	pathMux.Handle("/metrics", m.Handler())
+	_, stopped, err := info.Serve(pathMux, 5*time.Second, ctx.Done())
+	if err != nil {
+		return nil, err
+	}
+	return stopped, nil
+}
+
+func (o *Options) runWithLeaderElection(ctx context.Context, restCfg *rest.Config, health *leaderelection.HealthzAdaptor, run func(context.Context) error) error {
+	le := o.LeaderElection
+	client, err := kubernetes.NewForConfig(rest.AddUserAgent(restCfg, "accord-descheduler-leader-election"))
+	if err != nil {
+		return err
+	}
+	id, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	id = id + "_" + metav1.Now().Format("150405.000000")
+	lock, err := resourcelock.New(le.ResourceLock, le.ResourceNamespace, le.ResourceName,
+		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+	if err != nil {
+		return err
+	}
+	var runErr error
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   le.LeaseDuration.Duration,
+		RenewDeadline:   le.RenewDeadline.Duration,
+		RetryPeriod:     le.RetryPeriod.Duration,
+		WatchDog:        health,
+		Name:            le.ResourceName,
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				klog.FromContext(ctx).Info("Leading; starting the descheduler", "identity", id)
+				runErr = run(ctx)
+			},
+			OnStoppedLeading: func() {
+				klog.FromContext(ctx).Info("Leadership lost or released", "identity", id)
+			},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	elector.Run(ctx)
+	return runErr
+}
