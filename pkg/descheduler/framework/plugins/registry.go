@@ -5,19 +5,22 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/evictionapi"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/nodecrdresourcefit"
 )
 
 // NewInTreeRegistry returns a new registry of the in-tree plugins.
 func NewInTreeRegistry() framework.Registry {
 	return framework.Registry{
-		defaultevictor.Name: defaultevictor.New,
-		evictionapi.Name:    evictionapi.New,
+		defaultevictor.Name:     defaultevictor.New,
+		evictionapi.Name:        evictionapi.New,
+		nodecrdresourcefit.Name: nodecrdresourcefit.New,
 	}
 }
 
 // NewInTreeArgs returns the args types of the in-tree plugins.
 func NewInTreeArgs() framework.ArgsTypes {
 	return framework.ArgsTypes{
-		defaultevictor.Name: &defaultevictor.DefaultEvictorArgs{},
+		defaultevictor.Name:     &defaultevictor.DefaultEvictorArgs{},
+		nodecrdresourcefit.Name: &nodecrdresourcefit.NodeCRDResourceFitArgs{},
 	}
 }

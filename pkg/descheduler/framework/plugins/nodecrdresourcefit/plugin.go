@@ -1,0 +1,246 @@
+package nodecrdresourcefit
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/apis/config"
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/constraints"
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
+	accordlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
+)
+
+// Name is the plugin's name, the same as the scheduler plugin's.
+const Name = "NodeCRDResourceFit"
+
+// Plugin is the NodeCRDResourceFit descheduler plugin.
+//
+// +k8s:deepcopy-gen=false
+type Plugin struct {
+	h      framework.Handle
+	args   *NodeCRDResourceFitArgs
+	sel    *pluginutil.PodSelector
+	csrs   accordlisters.ClusterScopedResourceLister
+	nodes  corelisters.NodeLister
+	csrInf cache.SharedIndexInformer
+}
+
+var (
+	_ framework.DeschedulePlugin = &Plugin{}
+	_ framework.Controller       = &Plugin{}
+)
+
+// New builds the plugin from its (defaulted, validated) args.
+func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	args, ok := obj.(*NodeCRDResourceFitArgs)
+	if !ok {
+		return nil, fmt.Errorf("%s: want args of type NodeCRDResourceFitArgs, got %T", Name, obj)
+	}
+	sel, err := pluginutil.NewPodSelector(args.Namespaces, args.LabelSelector)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	inf := h.AccordInformerFactory().Scheduling().V1alpha1().ClusterScopedResources()
+	return &Plugin{
+		h: h, args: args, sel: sel,
+		csrs:   inf.Lister(),
+		csrInf: inf.Informer(),
+		nodes:  h.SharedInformerFactory().Core().V1().Nodes().Lister(),
+	}, nil
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return Name }
+
+// Violation is the descheduler's verdict for a pod on a node whose ClusterScopedResource is csr (nil
+// when the node has none): whether the scheduler plugin's Filter would reject the pair, and why. It
+// makes the Filter's decision with the same pkg/constraints calls: no CR is a violation under
+// Reject and never under Ignore; otherwise the pod violates when the CR does not enable a resource
+// it requests. buf is scratch space for the requested resource names (may be nil).
+func Violation(csr *schedv1alpha1.ClusterScopedResource, policy config.MissingCRPolicy, pod *corev1.Pod, buf []corev1.ResourceName) (string, bool) {
+	if csr == nil {
+		if policy == config.MissingCRPolicyIgnore {
+			return "", false
+		}
+		return "node has no ClusterScopedResource", true
+	}
+	requested := constraints.AppendRequestedResources(buf[:0], pod)
+	if missing, ok := constraints.MissingResource(csr, requested); ok {
+		return fmt.Sprintf("node's ClusterScopedResource does not enable %s", missing), true
+	}
+	return "", false
+}
+
+func (p *Plugin) schedulerOK(pod *corev1.Pod) bool {
+	if len(p.args.SchedulerNames) == 0 {
+		return true
+	}
+	name := pod.Spec.SchedulerName
+	if name == "" {
+		name = corev1.DefaultSchedulerName
+	}
+	return slices.Contains(p.args.SchedulerNames, name)
+}
+
+func (p *Plugin) csrOf(node string) (*schedv1alpha1.ClusterScopedResource, error) {
+	csr, err := p.csrs.Get(node)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return csr, err
+}
+
+// Deschedule evicts, node by node, the pods that violate their node's ClusterScopedResource,
+// lowest priority first.
+func (p *Plugin) Deschedule(ctx context.Context, nodes []*corev1.Node) *framework.Status {
+	for _, node := range nodes {
+		res, err := p.checkNode(ctx, node)
+		if err != nil {
+			return framework.NewStatus(err)
+		}
+		if res == pluginutil.Stop {
+			break
+		}
+	}
+	return nil
+}
+
+// checkNode evicts the violators on node. It returns Stop when the cycle's limit is reached, Failed
+// when violators remain on the node (a limit, a PDB or an evictor filter kept them), Evicted otherwise.
+func (p *Plugin) checkNode(ctx context.Context, node *corev1.Node) (pluginutil.Outcome, error) {
+	logger := klog.FromContext(ctx)
+	csr, err := p.csrOf(node.Name)
+	if err != nil {
+		return pluginutil.Failed, fmt.Errorf("reading ClusterScopedResource %q: %w", node.Name, err)
+	}
+	if csr == nil && p.args.MissingCRPolicy == config.MissingCRPolicyIgnore {
+		return pluginutil.Evicted, nil
+	}
+	buf := make([]corev1.ResourceName, 0, 8)
+	reasons := map[*corev1.Pod]string{}
+	pods, err := p.h.GetPodsAssignedToNode(node.Name, p.sel.Candidates(p.h.Evictor(), false, func(pod *corev1.Pod) bool {
+		if !p.schedulerOK(pod) {
+			return false
+		}
+		reason, bad := Violation(csr, p.args.MissingCRPolicy, pod, buf)
+		if bad {
+			reasons[pod] = reason
+		}
+		return bad
+	}))
+	if err != nil {
+		return pluginutil.Failed, err
+	}
+	if len(pods) == 0 {
+		return pluginutil.Evicted, nil
+	}
+	pluginutil.SortByPriorityLowToHigh(pods)
+	result := pluginutil.Evicted
+	for _, pod := range pods {
+		logger.V(4).Info("Pod violates its node's ClusterScopedResource", "pod", klog.KObj(pod), "node", node.Name, "reason", reasons[pod])
+		switch pluginutil.Evict(ctx, p.h.Evictor(), pod, Name, reasons[pod]) {
+		case pluginutil.Stop:
+			return pluginutil.Stop, nil
+		case pluginutil.NodeFull:
+			return pluginutil.Failed, nil
+		case pluginutil.Failed, pluginutil.NamespaceFull:
+			result = pluginutil.Failed
+		}
+	}
+	return result, nil
+}
+
+// Run is the event-triggered mode: every change of a ClusterScopedResource's resourcesFilter (and,
+// with missingCRPolicy Reject, its deletion) queues its node, and a worker re-checks the pods of the
+// queued nodes only. A node whose violators could not all be evicted (a limit, a PDB) is retried with
+// back-off. Run returns when ctx is done.
+func (p *Plugin) Run(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name})
+	defer queue.ShutDown()
+	reg, err := p.csrInf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
+			// A CR that appears can only take violations away, except that a node without one was
+			// already checked; with isInInitialList the periodic cycle covers the existing state.
+			if csr, ok := obj.(*schedv1alpha1.ClusterScopedResource); ok && !isInInitialList {
+				queue.Add(csr.Name)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*schedv1alpha1.ClusterScopedResource)
+			n, ok2 := newObj.(*schedv1alpha1.ClusterScopedResource)
+			if ok1 && ok2 && !maps.Equal(o.Spec.ResourcesFilter, n.Spec.ResourcesFilter) {
+				queue.Add(n.Name)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if p.args.MissingCRPolicy == config.MissingCRPolicyIgnore {
+				return
+			}
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if csr, ok := obj.(*schedv1alpha1.ClusterScopedResource); ok {
+				queue.Add(csr.Name)
+			}
+		},
+	})
+	if err != nil {
+		logger.Error(err, "Adding the ClusterScopedResource event handler")
+		return
+	}
+	defer func() {
+		if err := p.csrInf.RemoveEventHandler(reg); err != nil {
+			logger.Error(err, "Removing the ClusterScopedResource event handler")
+		}
+	}()
+	go wait.UntilWithContext(ctx, func(ctx context.Context) {
+		for p.processNext(ctx, queue) {
+		}
+	}, 0)
+	<-ctx.Done()
+}
+
+func (p *Plugin) processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string]) bool {
+	name, shutdown := queue.Get()
+	if shutdown {
+		return false
+	}
+	defer queue.Done(name)
+	logger := klog.FromContext(ctx)
+	node, err := p.nodes.Get(name)
+	if apierrors.IsNotFound(err) {
+		queue.Forget(name)
+		return true
+	}
+	if err != nil {
+		logger.Error(err, "Reading node", "node", name)
+		queue.AddRateLimited(name)
+		return true
+	}
+	logger.V(3).Info("ClusterScopedResource changed; re-checking the node's pods", "node", name)
+	res, err := p.checkNode(ctx, node)
+	if err != nil {
+		logger.Error(err, "Checking node", "node", name)
+	}
+	if err != nil || res == pluginutil.Stop || res == pluginutil.Failed {
+		queue.AddRateLimited(name)
+		return true
+	}
+	queue.Forget(name)
+	return true
+}

@@ -1,0 +1,229 @@
+package nodecrdresourcefit
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/accord-sched/accord/apis/config"
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
+)
+
+const exMem corev1.ResourceName = "example.com/memory"
+
+func reqPod(name, node string, res ...corev1.ResourceName) *corev1.Pod {
+	p := frameworktest.Pod("ns", name, node, 100)
+	for _, r := range res {
+		p.Spec.Containers[0].Resources.Requests[r] = resource.MustParse("1")
+	}
+	return p
+}
+
+func TestArgs(t *testing.T) {
+	cases := []struct {
+		name   string
+		args   NodeCRDResourceFitArgs
+		errs   []string
+		policy config.MissingCRPolicy
+	}{
+		{name: "defaults to Reject", policy: config.MissingCRPolicyReject},
+		{name: "Ignore kept", args: NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyIgnore}, policy: config.MissingCRPolicyIgnore},
+		{name: "unknown policy", args: NodeCRDResourceFitArgs{MissingCRPolicy: "Maybe"}, errs: []string{"args.missingCRPolicy"}},
+		{name: "include and exclude", args: NodeCRDResourceFitArgs{Namespaces: &pluginutil.Namespaces{Include: []string{"a"}, Exclude: []string{"b"}}}, errs: []string{"args.namespaces"}},
+		{name: "bad namespace name", args: NodeCRDResourceFitArgs{Namespaces: &pluginutil.Namespaces{Exclude: []string{"Not_OK"}}}, errs: []string{"args.namespaces.exclude[0]"}},
+		{name: "bad label selector", args: NodeCRDResourceFitArgs{LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}}}, errs: []string{"args.labelSelector.matchExpressions[0].operator"}},
+		{name: "bad scheduler name", args: NodeCRDResourceFitArgs{SchedulerNames: []string{"ok", "NOT OK"}}, errs: []string{"args.schedulerNames[1]"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := tc.args
+			a.SetDefaults()
+			errs := a.Validate(field.NewPath("args"))
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Field)
+			}
+			if !slices.Equal(got, tc.errs) {
+				t.Fatalf("errors on %v, want %v (%v)", got, tc.errs, errs)
+			}
+			if tc.errs == nil && a.MissingCRPolicy != tc.policy {
+				t.Fatalf("policy %q, want %q", a.MissingCRPolicy, tc.policy)
+			}
+		})
+	}
+}
+
+func TestViolationMatchesFilterRules(t *testing.T) {
+	enabled := plugintest.CSR("n", corev1.ResourceCPU, exMem)
+	cases := []struct {
+		name   string
+		csr    *schedv1alpha1.ClusterScopedResource
+		policy config.MissingCRPolicy
+		pod    *corev1.Pod
+		want   bool
+	}{
+		{"enabled", enabled, config.MissingCRPolicyReject, reqPod("a", "n", exMem), false},
+		{"not enabled", plugintest.CSR("n"), config.MissingCRPolicyReject, reqPod("a", "n", exMem), true},
+		{"explicitly false", &schedv1alpha1.ClusterScopedResource{Spec: schedv1alpha1.ClusterScopedResourceSpec{ResourcesFilter: map[corev1.ResourceName]bool{exMem: false}}}, config.MissingCRPolicyReject, reqPod("a", "n", exMem), true},
+		{"requests nothing Accord-specific but cpu not enabled", plugintest.CSR("n"), config.MissingCRPolicyReject, reqPod("a", "n"), true},
+		{"cpu enabled", plugintest.CSR("n", corev1.ResourceCPU), config.MissingCRPolicyReject, reqPod("a", "n"), false},
+		{"no CR, Reject", nil, config.MissingCRPolicyReject, reqPod("a", "n"), true},
+		{"no CR, Ignore", nil, config.MissingCRPolicyIgnore, reqPod("a", "n", exMem), false},
+		{"init container request", enabled, config.MissingCRPolicyReject, func() *corev1.Pod {
+			p := reqPod("a", "n", exMem)
+			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{exMem: resource.MustParse("1")}
+			p.Spec.InitContainers = []corev1.Container{{Name: "i", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"example.com/gpu": resource.MustParse("1")}}}}
+			return p
+		}(), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, got := Violation(tc.csr, tc.policy, tc.pod, nil)
+			if got != tc.want {
+				t.Fatalf("violation %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// cluster: n1 enables cpu and example.com/memory, n2 only cpu, n3 has no CR.
+func cluster(extra ...runtime.Object) ([]runtime.Object, []runtime.Object) {
+	objs := []runtime.Object{node("n1"), node("n2"), node("n3"),
+		reqPod("ok-1", "n1", exMem), reqPod("plain-1", "n1"),
+		reqPod("bad-2", "n2", exMem), reqPod("plain-2", "n2"),
+		reqPod("any-3", "n3", exMem), reqPod("plain-3", "n3"),
+	}
+	return append(objs, extra...), []runtime.Object{plugintest.CSR("n1", corev1.ResourceCPU, exMem), plugintest.CSR("n2", corev1.ResourceCPU)}
+}
+
+// node advertises example.com/memory, as a node must for the scheduler to place a pod requesting it.
+func node(name string) *corev1.Node {
+	n := frameworktest.Node(name, nil, 8, 16)
+	n.Status.Allocatable[exMem] = resource.MustParse("100")
+	return n
+}
+
+func build(t *testing.T, env *plugintest.Env, args *NodeCRDResourceFitArgs) *Plugin {
+	t.Helper()
+	args.SetDefaults()
+	if errs := args.Validate(field.NewPath("args")); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	pl, err := New(args, env.Handle())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Start(t)
+	return pl.(*Plugin)
+}
+
+func TestDeschedule(t *testing.T) {
+	bare := reqPod("bare-2", "n2", exMem)
+	bare.OwnerReferences = nil
+	other := reqPod("other-2", "n2", exMem)
+	other.Namespace, other.UID = "other", "other-uid"
+	secondary := reqPod("accord-2", "n2", exMem)
+	secondary.Spec.SchedulerName = "accord-scheduler"
+	cases := []struct {
+		name    string
+		args    NodeCRDResourceFitArgs
+		evictor *defaultevictor.DefaultEvictorArgs
+		extra   []runtime.Object
+		want    []string
+	}{
+		{name: "Reject evicts violators and everything on a node without CR",
+			want: []string{"ns/any-3", "ns/bad-2", "ns/plain-3"}},
+		{name: "Ignore leaves nodes without CR alone",
+			args: NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyIgnore}, want: []string{"ns/bad-2"}},
+		{name: "DefaultEvictor protects a bare pod", args: NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyIgnore},
+			extra: []runtime.Object{bare}, want: []string{"ns/bad-2"}},
+		{name: "DefaultEvictor told to evict bare pods", args: NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyIgnore},
+			evictor: &defaultevictor.DefaultEvictorArgs{PodProtections: defaultevictor.PodProtections{DefaultDisabled: []defaultevictor.PodProtection{defaultevictor.BarePods}}},
+			extra:   []runtime.Object{bare}, want: []string{"ns/bad-2", "ns/bare-2"}},
+		{name: "DefaultEvictor nodeFit keeps a pod that fits nowhere else", args: NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyIgnore},
+			evictor: &defaultevictor.DefaultEvictorArgs{NodeFit: true}, extra: []runtime.Object{reqPod("gpu-2", "n2", "example.com/gpu")},
+			want: []string{"ns/bad-2"}},
+		{name: "namespaces exclude", args: NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyIgnore, Namespaces: &pluginutil.Namespaces{Exclude: []string{"ns"}}},
+			extra: []runtime.Object{other}, want: []string{"other/other-2"}},
+		{name: "namespaces include", args: NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyIgnore, Namespaces: &pluginutil.Namespaces{Include: []string{"ns"}}},
+			extra: []runtime.Object{other}, want: []string{"ns/bad-2"}},
+		{name: "schedulerNames", args: NodeCRDResourceFitArgs{SchedulerNames: []string{"accord-scheduler"}},
+			extra: []runtime.Object{secondary}, want: []string{"ns/accord-2"}},
+		{name: "labelSelector", args: NodeCRDResourceFitArgs{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, crs := cluster(tc.extra...)
+			env := plugintest.New(t, plugintest.Options{DefaultEvictor: tc.evictor, CRs: crs}, objs...)
+			pl := build(t, env, &tc.args)
+			got := env.Deschedule(t, pl)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("evicted %v, want %v", got, tc.want)
+			}
+			// A second cycle finds nothing more: everything that violated is gone.
+			if again := env.Deschedule(t, pl); len(again) != 0 && len(tc.want) > 0 {
+				t.Fatalf("second cycle evicted %v", again)
+			}
+		})
+	}
+}
+
+func TestDescheduleHonoursLimits(t *testing.T) {
+	objs, crs := cluster()
+	one := 1
+	env := plugintest.New(t, plugintest.Options{CRs: crs, Limits: evictionsLimits(&one)}, objs...)
+	pl := build(t, env, &NodeCRDResourceFitArgs{})
+	if got := env.Deschedule(t, pl); len(got) != 1 {
+		t.Fatalf("evicted %v with a total limit of 1", got)
+	}
+}
+
+func TestControllerRechecksOnlyTheChangedNode(t *testing.T) {
+	objs, crs := cluster()
+	env := plugintest.New(t, plugintest.Options{CRs: crs}, objs...)
+	pl := build(t, env, &NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyIgnore})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); pl.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	// An unrelated change (scores only) queues nothing.
+	csr := plugintest.CSR("n1", corev1.ResourceCPU, exMem)
+	csr.Spec.ResourcesScore = map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: 80}
+	update(t, env, csr)
+	time.Sleep(300 * time.Millisecond)
+	if ev := env.Evictions(); len(ev) != 0 {
+		t.Fatalf("a score change evicted %v", ev)
+	}
+	// n1 stops enabling example.com/memory: only ok-1 is evicted, not bad-2 on n2.
+	start := time.Now()
+	update(t, env, plugintest.CSR("n1", corev1.ResourceCPU))
+	for len(env.Evictions()) == 0 {
+		if time.Since(start) > time.Second {
+			t.Fatal("no eviction within 1s of the CR change")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := env.Evictions(); !slices.Equal(got, []string{"ns/ok-1"}) {
+		t.Fatalf("evicted %v, want [ns/ok-1]", got)
+	}
+}
+
+func update(t *testing.T, env *plugintest.Env, csr *schedv1alpha1.ClusterScopedResource) {
+	t.Helper()
+	if _, err := env.Accord.SchedulingV1alpha1().ClusterScopedResources().Update(context.Background(), csr, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}

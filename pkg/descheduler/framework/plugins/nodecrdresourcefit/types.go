@@ -1,0 +1,27 @@
+package nodecrdresourcefit
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NodeCRDResourceFitArgs configures the NodeCRDResourceFit descheduler plugin.
+type NodeCRDResourceFitArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// MissingCRPolicy is what a node without a ClusterScopedResource means, exactly as the scheduler
+	// plugin's arg of the same name: Reject (default) makes every pod on it a violator, Ignore makes
+	// none. Keep it equal to the scheduler's value.
+	MissingCRPolicy config.MissingCRPolicy `json:"missingCRPolicy,omitempty"`
+	// Namespaces limits the plugin to (include) or keeps it away from (exclude) namespaces.
+	Namespaces *pluginutil.Namespaces `json:"namespaces,omitempty"`
+	// LabelSelector limits the plugin to the pods it matches.
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+	// SchedulerNames, when set, limits the plugin to pods whose spec.schedulerName is listed (e.g.
+	// accord-scheduler when it runs as a secondary profile); by default every pod is checked.
+	SchedulerNames []string `json:"schedulerNames,omitempty"`
+}
