@@ -16,8 +16,8 @@ import (
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 )
 
 const exMem corev1.ResourceName = "example.com/memory"

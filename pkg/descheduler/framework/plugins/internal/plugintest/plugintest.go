@@ -7,8 +7,8 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
