@@ -6,12 +6,12 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"k8s.io/component-base/configz"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	"sigs.k8s.io/yaml"
@@ -48,7 +48,7 @@ func NewSchedulerCommand() *cobra.Command {
 // nil then (or the error that stopped it earlier). configFile is a KubeSchedulerConfiguration, for
 // example manifests/scheduler/config.yaml; a non-empty kubeconfigPath replaces its
 // clientConnection.kubeconfig. No HTTPS endpoint is served, and the config file should have leader
-// election off (the sample does).
+// election off (the sample does). Only one scheduler can run in a process at a time.
 func RunInProcess(ctx context.Context, kubeconfigPath, configFile string) error {
 	if kubeconfigPath != "" {
 		dir, err := os.MkdirTemp("", "accord-scheduler-")
@@ -73,16 +73,30 @@ func RunInProcess(ctx context.Context, kubeconfigPath, configFile string) error 
 		cancel()
 		cache.Shutdown()
 	}()
+	// kube-scheduler publishes its configuration under a process-wide /configz name, which only one
+	// scheduler can hold at a time. Check it is free, and free it again when this one stops, so that
+	// in-process schedulers can run one after another.
+	if _, err := configz.New(configzName); err != nil {
+		return fmt.Errorf("another scheduler is running in this process: %w", err)
+	}
+	configz.Delete(configzName)
+	defer configz.Delete(configzName)
+
 	cc, sched, err := app.Setup(ctx, opts, PluginOptions(cache)...)
 	if err != nil {
 		return fmt.Errorf("setting up accord-scheduler: %w", err)
 	}
 	err = app.Run(ctx, cc, sched)
-	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
+	if ctx.Err() != nil {
+		// Stopped on purpose. Without leader election kube-scheduler reports that as an error
+		// ("finished without leader elect").
 		return nil
 	}
 	return err
 }
+
+// configzName is the name kube-scheduler registers its configuration under.
+const configzName = "componentconfig"
 
 // withKubeconfig writes a copy of configFile into dir with clientConnection.kubeconfig set to
 // kubeconfig (made absolute) and returns the copy's path.
