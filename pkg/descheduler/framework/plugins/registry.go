@@ -5,6 +5,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/evictionapi"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/nodecrdresourcefit"
 )
 
@@ -14,6 +15,7 @@ func NewInTreeRegistry() framework.Registry {
 		defaultevictor.Name:     defaultevictor.New,
 		evictionapi.Name:        evictionapi.New,
 		nodecrdresourcefit.Name: nodecrdresourcefit.New,
+		lownodeload.Name:        lownodeload.New,
 	}
 }
 
@@ -22,5 +24,6 @@ func NewInTreeArgs() framework.ArgsTypes {
 	return framework.ArgsTypes{
 		defaultevictor.Name:     &defaultevictor.DefaultEvictorArgs{},
 		nodecrdresourcefit.Name: &nodecrdresourcefit.NodeCRDResourceFitArgs{},
+		lownodeload.Name:        &lownodeload.LowNodeLoadArgs{},
 	}
 }

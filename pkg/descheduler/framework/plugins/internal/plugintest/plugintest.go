@@ -87,6 +87,8 @@ func newEnv(t testing.TB, c *frameworktest.Cluster, opts Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The runtime lists nodes from this informer; register it before the factory starts.
+	c.Factory.Core().V1().Nodes().Informer()
 	h := &handle{c: c, pods: indexer}
 	args := opts.DefaultEvictor
 	if args == nil {

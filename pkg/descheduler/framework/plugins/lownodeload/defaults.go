@@ -1,0 +1,43 @@
+package lownodeload
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Defaults. The high thresholds and the metric expiry are the scheduler LoadAware plugin's defaults
+// (usageThresholds cpu 65, memory 95; nodeMetricExpirationSeconds 180), so that the two plugins agree
+// out of the box.
+const (
+	DefaultNodeMetricExpirationSeconds int64 = 180
+	DefaultConsecutiveAbnormalities    int32 = 3
+)
+
+func defaultHighThresholds() map[corev1.ResourceName]int64 {
+	return map[corev1.ResourceName]int64{corev1.ResourceCPU: 65, corev1.ResourceMemory: 95}
+}
+
+func defaultLowThresholds() map[corev1.ResourceName]int64 {
+	return map[corev1.ResourceName]int64{corev1.ResourceCPU: 45, corev1.ResourceMemory: 75}
+}
+
+// SetDefaults_LowNodeLoadArgs fills unset fields. Thresholds are defaulted only without
+// useDeviationThresholds (deviations have no sensible default) and only when both are unset.
+func SetDefaults_LowNodeLoadArgs(a *LowNodeLoadArgs) {
+	if !a.UseDeviationThresholds && a.HighThresholds == nil && a.LowThresholds == nil {
+		a.HighThresholds = defaultHighThresholds()
+		a.LowThresholds = defaultLowThresholds()
+	}
+	if a.ResourceWeights == nil {
+		a.ResourceWeights = map[corev1.ResourceName]int64{corev1.ResourceCPU: 1, corev1.ResourceMemory: 1}
+	}
+	if a.NodeMetricExpirationSeconds == nil {
+		s := DefaultNodeMetricExpirationSeconds
+		a.NodeMetricExpirationSeconds = &s
+	}
+	if a.ConsecutiveAbnormalities == 0 {
+		a.ConsecutiveAbnormalities = DefaultConsecutiveAbnormalities
+	}
+}
+
+// SetDefaults implements framework.ArgsDefaulter.
+func (a *LowNodeLoadArgs) SetDefaults() { SetDefaults_LowNodeLoadArgs(a) }
