@@ -15,8 +15,8 @@ import (
 
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 )
 
 var now = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
