@@ -11,6 +11,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 
 	"github.com/accord-sched/accord/apis/descheduler/v1alpha2"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
@@ -41,7 +42,20 @@ func (e *EvictionAPI) Evict(ctx context.Context, pod *corev1.Pod, opts framework
 		ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
 		DeleteOptions: opts.DeleteOptions,
 	}
-	if err := e.handle.ClientSet().PolicyV1().Evictions(pod.Namespace).Evict(ctx, ev); err != nil {
+	client := e.handle.ClientSet()
+	var err error
+	// The eviction subresource lives under the core group's pods: /api/v1/namespaces/NS/pods/NAME/eviction.
+	if rc, ok := client.CoreV1().RESTClient().(*rest.RESTClient); ok && rc != nil {
+		// client-go retries a 429 that carries Retry-After up to ten times, and the apiserver sets
+		// Retry-After on a PDB refusal: a blocked pod would hold the cycle for minutes. Without
+		// retries the refusal comes back at once; the next cycle tries again.
+		err = rc.Post().Namespace(pod.Namespace).Resource("pods").Name(pod.Name).SubResource("eviction").
+			MaxRetries(0).Body(ev).Do(ctx).Error()
+	} else {
+		// Clientsets without a REST client (fakes).
+		err = client.PolicyV1().Evictions(pod.Namespace).Evict(ctx, ev)
+	}
+	if err != nil {
 		return fmt.Errorf("evicting pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil

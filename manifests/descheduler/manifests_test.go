@@ -1,0 +1,147 @@
+package descheduler_test
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/accord-sched/accord/pkg/descheduler/app"
+	"github.com/accord-sched/accord/pkg/descheduler/policy"
+)
+
+// objects decodes every document of a manifest strictly.
+func objects(t *testing.T, file string) []runtime.Object {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var out []runtime.Object
+	for {
+		doc, err := reader.Read()
+		if err != nil {
+			break
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := decoder.Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		out = append(out, obj)
+	}
+	return out
+}
+
+func checkPolicy(t *testing.T, name string, data []byte) {
+	t.Helper()
+	reg, args, err := app.Registries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.Decode(data, args)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if errs := policy.Validate(p, reg, args); len(errs) > 0 {
+		t.Fatalf("%s: %v", name, errs)
+	}
+	if p.MaxNoOfPodsToEvictTotal == nil || p.MaxNoOfPodsToEvictPerNode == nil {
+		t.Errorf("%s: shipped policies set explicit limits", name)
+	}
+}
+
+func TestPolicies(t *testing.T) {
+	objs := objects(t, "configmap.yaml")
+	cm, ok := objs[0].(*corev1.ConfigMap)
+	if !ok || len(objs) != 1 {
+		t.Fatalf("configmap.yaml holds %v", objs)
+	}
+	checkPolicy(t, "configmap.yaml policy.yaml", []byte(cm.Data["policy.yaml"]))
+	data, err := os.ReadFile("playground-policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPolicy(t, "playground-policy.yaml", data)
+}
+
+func TestDeploymentArgsParse(t *testing.T) {
+	objs := objects(t, "deployment.yaml")
+	d, ok := objs[0].(*appsv1.Deployment)
+	if !ok {
+		t.Fatalf("deployment.yaml holds %T", objs[0])
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	cmd := app.NewDeschedulerCommand()
+	if err := cmd.ParseFlags(c.Args); err != nil {
+		t.Fatalf("args %v: %v", c.Args, err)
+	}
+	for _, want := range []string{"--leader-elect=true", "--policy-config-file=/policy-dir/policy.yaml"} {
+		if !slices.Contains(c.Args, want) {
+			t.Errorf("missing %s", want)
+		}
+	}
+	if d.Spec.Template.Spec.ServiceAccountName != "accord-descheduler" || d.Spec.Template.Spec.Volumes[0].ConfigMap.Name != "accord-descheduler-policy" {
+		t.Error("deployment does not use the service account and the policy ConfigMap")
+	}
+}
+
+func TestRBACIsLeastPrivilege(t *testing.T) {
+	var cluster *rbacv1.ClusterRole
+	var lease *rbacv1.Role
+	for _, o := range objects(t, "rbac.yaml") {
+		switch r := o.(type) {
+		case *rbacv1.ClusterRole:
+			cluster = r
+		case *rbacv1.Role:
+			lease = r
+		}
+	}
+	if cluster == nil || lease == nil {
+		t.Fatal("missing ClusterRole or Role")
+	}
+	allows := func(rules []rbacv1.PolicyRule, group, resource, verb string) bool {
+		for _, r := range rules {
+			if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, need := range [][3]string{
+		{"", "nodes", "list"}, {"", "pods", "watch"}, {"", "namespaces", "list"}, {"", "pods/eviction", "create"},
+		{"policy", "poddisruptionbudgets", "watch"}, {"scheduling.k8s.io", "priorityclasses", "list"},
+		{"scheduling.accord.dev", "clusterscopedresources", "watch"}, {"slo.accord.dev", "nodemetrics", "watch"},
+		{"events.k8s.io", "events", "create"},
+	} {
+		if !allows(cluster.Rules, need[0], need[1], need[2]) {
+			t.Errorf("ClusterRole lacks %v", need)
+		}
+	}
+	for _, r := range cluster.Rules {
+		for _, v := range r.Verbs {
+			if v == "*" || v == "delete" || v == "deletecollection" || (v != "create" && v != "patch" && v != "update" && v != "get" && v != "list" && v != "watch") {
+				t.Errorf("ClusterRole grants %q on %v", v, r.Resources)
+			}
+		}
+		if slices.Contains(r.Resources, "*") || (slices.Contains(r.Resources, "pods") && slices.ContainsFunc(r.Verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" })) {
+			t.Errorf("ClusterRole rule too broad: %+v", r)
+		}
+	}
+	if !allows(lease.Rules, "coordination.k8s.io", "leases", "update") {
+		t.Error("Role cannot renew the Lease")
+	}
+}

@@ -1,0 +1,56 @@
+package pluginutil
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+)
+
+// ViolationFunc says whether a pod breaks a plugin's rule on its node, and why.
+type ViolationFunc func(node *corev1.Node, pod *corev1.Pod) (reason string, violates bool)
+
+// EvictViolators is the loop of the rule-based deschedule plugins: node by node, it lists the
+// candidate pods (sel, finished pods only with includeFinished, the evictor's Filter) that violate
+// the rule, and evicts them lowest priority first, moving on past node and namespace limits and
+// stopping at the cycle's total limit.
+func EvictViolators(ctx context.Context, h framework.Handle, nodes []*corev1.Node, sel *PodSelector, includeFinished bool, plugin string, violates ViolationFunc) *framework.Status {
+	logger := klog.FromContext(ctx)
+	ev := h.Evictor()
+	fullNS := map[string]bool{}
+	for _, node := range nodes {
+		reasons := map[*corev1.Pod]string{}
+		pods, err := h.GetPodsAssignedToNode(node.Name, sel.Candidates(ev, includeFinished, func(pod *corev1.Pod) bool {
+			if fullNS[pod.Namespace] {
+				return false
+			}
+			reason, bad := violates(node, pod)
+			if bad {
+				reasons[pod] = reason
+			}
+			return bad
+		}))
+		if err != nil {
+			return framework.NewStatus(err)
+		}
+		SortByPriorityLowToHigh(pods)
+	podLoop:
+		for _, pod := range pods {
+			if fullNS[pod.Namespace] {
+				continue
+			}
+			logger.V(4).Info("Pod violates the plugin's rule", "pod", klog.KObj(pod), "node", node.Name, "reason", reasons[pod])
+			switch Evict(ctx, ev, pod, plugin, reasons[pod]) {
+			case Stop:
+				return nil
+			case NodeFull:
+				break podLoop
+			case NamespaceFull:
+				fullNS[pod.Namespace] = true
+			}
+		}
+	}
+	return nil
+}
