@@ -7,23 +7,29 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/evictionapi"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/nodecrdresourcefit"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatingnodeaffinity"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatingnodetaints"
 )
 
 // NewInTreeRegistry returns a new registry of the in-tree plugins.
 func NewInTreeRegistry() framework.Registry {
 	return framework.Registry{
-		defaultevictor.Name:     defaultevictor.New,
-		evictionapi.Name:        evictionapi.New,
-		nodecrdresourcefit.Name: nodecrdresourcefit.New,
-		lownodeload.Name:        lownodeload.New,
+		defaultevictor.Name:                  defaultevictor.New,
+		evictionapi.Name:                     evictionapi.New,
+		nodecrdresourcefit.Name:              nodecrdresourcefit.New,
+		lownodeload.Name:                     lownodeload.New,
+		removepodsviolatingnodetaints.Name:   removepodsviolatingnodetaints.New,
+		removepodsviolatingnodeaffinity.Name: removepodsviolatingnodeaffinity.New,
 	}
 }
 
 // NewInTreeArgs returns the args types of the in-tree plugins.
 func NewInTreeArgs() framework.ArgsTypes {
 	return framework.ArgsTypes{
-		defaultevictor.Name:     &defaultevictor.DefaultEvictorArgs{},
-		nodecrdresourcefit.Name: &nodecrdresourcefit.NodeCRDResourceFitArgs{},
-		lownodeload.Name:        &lownodeload.LowNodeLoadArgs{},
+		defaultevictor.Name:                  &defaultevictor.DefaultEvictorArgs{},
+		nodecrdresourcefit.Name:              &nodecrdresourcefit.NodeCRDResourceFitArgs{},
+		lownodeload.Name:                     &lownodeload.LowNodeLoadArgs{},
+		removepodsviolatingnodetaints.Name:   &removepodsviolatingnodetaints.RemovePodsViolatingNodeTaintsArgs{},
+		removepodsviolatingnodeaffinity.Name: &removepodsviolatingnodeaffinity.RemovePodsViolatingNodeAffinityArgs{},
 	}
 }
