@@ -5,4 +5,6 @@ package removepodsviolatingnodetaints
 func SetDefaults_RemovePodsViolatingNodeTaintsArgs(*RemovePodsViolatingNodeTaintsArgs) {}
 
 // SetDefaults implements framework.ArgsDefaulter.
-func (a *RemovePodsViolatingNodeTaintsArgs) SetDefaults() { SetDefaults_RemovePodsViolatingNodeTaintsArgs(a) }
+func (a *RemovePodsViolatingNodeTaintsArgs) SetDefaults() {
+	SetDefaults_RemovePodsViolatingNodeTaintsArgs(a)
+}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 )
 
 func TestArgs(t *testing.T) {
