@@ -22,6 +22,7 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	"github.com/accord-sched/accord/pkg/constraints"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 )
@@ -38,6 +39,9 @@ type Cache struct {
 
 	mu      sync.Mutex
 	factory accordinformers.SharedInformerFactory
+	csrs    *Store[schedv1alpha1.ClusterScopedResource]
+	metrics *Store[slov1alpha1.NodeMetric]
+	synced  []cache.InformerSynced
 }
 
 // New returns a Cache that builds its client from the framework Handle's KubeConfig.
@@ -83,39 +87,56 @@ func (c *Cache) factoryFor(h fwk.Handle) (accordinformers.SharedInformerFactory,
 	return c.factory, nil
 }
 
-// ClusterScopedResources returns a synced store of ClusterScopedResources. ctx is the plugin
+// ClusterScopedResources returns a synced store of ClusterScopedResources. Each is stored with its
+// compiled constraints.Offer (see Store.GetDerived and OfferOf). ctx is the plugin
 // factory's context, which lives as long as the scheduler: the informer stops with it.
 func (c *Cache) ClusterScopedResources(ctx context.Context, h fwk.Handle) (Store[schedv1alpha1.ClusterScopedResource], error) {
 	f, err := c.factoryFor(h)
 	if err != nil {
 		return Store[schedv1alpha1.ClusterScopedResource]{}, err
 	}
-	informer := f.Scheduling().V1alpha1().ClusterScopedResources().Informer()
-	if err := c.startAndSync(ctx, f, "ClusterScopedResource", informer); err != nil {
-		return Store[schedv1alpha1.ClusterScopedResource]{}, err
-	}
-	return NewStore[schedv1alpha1.ClusterScopedResource](informer.GetIndexer()), nil
+	return storeFor(ctx, c, &c.csrs, compileOffer, f, "ClusterScopedResource", f.Scheduling().V1alpha1().ClusterScopedResources().Informer())
 }
 
-// NodeMetrics returns a synced store of NodeMetrics; see ClusterScopedResources.
+// NodeMetrics returns a synced store of NodeMetrics, each stored with its compiled
+// constraints.Load (see LoadOf); see ClusterScopedResources.
 func (c *Cache) NodeMetrics(ctx context.Context, h fwk.Handle) (Store[slov1alpha1.NodeMetric], error) {
 	f, err := c.factoryFor(h)
 	if err != nil {
 		return Store[slov1alpha1.NodeMetric]{}, err
 	}
-	informer := f.Slo().V1alpha1().NodeMetrics().Informer()
-	if err := c.startAndSync(ctx, f, "NodeMetric", informer); err != nil {
-		return Store[slov1alpha1.NodeMetric]{}, err
-	}
-	return NewStore[slov1alpha1.NodeMetric](informer.GetIndexer()), nil
+	return storeFor(ctx, c, &c.metrics, compileLoad, f, "NodeMetric", f.Slo().V1alpha1().NodeMetrics().Informer())
 }
 
-func (c *Cache) startAndSync(ctx context.Context, f accordinformers.SharedInformerFactory, kind string, informer cache.SharedIndexInformer) error {
+// storeFor returns the store fed by informer, creating it (and its event handler) on first use,
+// and waits until the informer and the handler have seen the initial list.
+func storeFor[T any](ctx context.Context, c *Cache, slot **Store[T], derive func(*T) any, f accordinformers.SharedInformerFactory, kind string, informer cache.SharedIndexInformer) (Store[T], error) {
+	c.mu.Lock()
+	if *slot == nil {
+		s := newStore(derive)
+		reg, err := informer.AddEventHandler(s.handler())
+		if err != nil {
+			c.mu.Unlock()
+			return Store[T]{}, fmt.Errorf("watching %ss: %w", kind, err)
+		}
+		*slot = &s
+		c.synced = append(c.synced, reg.HasSynced)
+	}
+	s := **slot
+	synced := append([]cache.InformerSynced{informer.HasSynced}, c.synced...)
+	c.mu.Unlock()
+	if err := c.startAndSync(ctx, f, kind, synced...); err != nil {
+		return Store[T]{}, err
+	}
+	return s, nil
+}
+
+func (c *Cache) startAndSync(ctx context.Context, f accordinformers.SharedInformerFactory, kind string, synced ...cache.InformerSynced) error {
 	// Start only starts the informers that are not running yet.
 	f.Start(ctx.Done())
 	syncCtx, cancel := context.WithTimeout(ctx, c.syncTimeout)
 	defer cancel()
-	if !cache.WaitForCacheSync(syncCtx.Done(), informer.HasSynced) {
+	if !cache.WaitForCacheSync(syncCtx.Done(), synced...) {
 		return fmt.Errorf("the %s informer did not sync within %s (is the CRD installed and may the scheduler list it?)", kind, c.syncTimeout)
 	}
 	return nil
@@ -162,4 +183,48 @@ func resourceVersionAtLeast(cur, want string) bool {
 	c, err1 := strconv.ParseUint(cur, 10, 64)
 	w, err2 := strconv.ParseUint(want, 10, 64)
 	return err1 == nil && err2 == nil && c >= w
+}
+
+func compileOffer(csr *schedv1alpha1.ClusterScopedResource) any { return constraints.NewOffer(csr) }
+
+// OfferOf returns the node's ClusterScopedResource and its compiled Offer from a store filled by a
+// Cache; for a store filled otherwise (tests) it compiles the Offer on the spot. Both are nil when the
+// node has no ClusterScopedResource.
+func OfferOf(s Store[schedv1alpha1.ClusterScopedResource], node string) (*schedv1alpha1.ClusterScopedResource, *constraints.Offer) {
+	csr, d := s.GetDerived(node)
+	if csr == nil {
+		return nil, nil
+	}
+	if o, ok := d.(*constraints.Offer); ok {
+		return csr, o
+	}
+	return csr, constraints.NewOffer(csr)
+}
+
+// NewCompiledStore returns an empty ClusterScopedResource store that compiles each CR's Offer as
+// it is put, as a Cache's store does; for tests and benchmarks.
+func NewCompiledStore() Store[schedv1alpha1.ClusterScopedResource] {
+	return newStore(compileOffer)
+}
+
+func compileLoad(m *slov1alpha1.NodeMetric) any { return constraints.NewLoad(m) }
+
+// LoadOf returns the node's NodeMetric and its compiled Load from a store filled by a Cache; for a
+// store filled otherwise (tests) it compiles the Load on the spot. Both are nil when the node has
+// no NodeMetric.
+func LoadOf(s Store[slov1alpha1.NodeMetric], node string) (*slov1alpha1.NodeMetric, *constraints.Load) {
+	m, d := s.GetDerived(node)
+	if m == nil {
+		return nil, nil
+	}
+	if l, ok := d.(*constraints.Load); ok {
+		return m, l
+	}
+	return m, constraints.NewLoad(m)
+}
+
+// NewCompiledMetricStore returns an empty NodeMetric store that compiles each metric's Load as it
+// is put, as a Cache's store does; for tests and benchmarks.
+func NewCompiledMetricStore() Store[slov1alpha1.NodeMetric] {
+	return newStore(compileLoad)
 }

@@ -117,8 +117,8 @@ func (p *Plugin) Name() string { return Name }
 type preFilterState struct {
 	// now is the cycle's reference time for metric expiry, read once rather than once per node.
 	now time.Time
-	// requests are the pod's computed requests for the weighted resources.
-	requests corev1.ResourceList
+	// requests are the pod's computed requests, aligned with the plugin's weights.
+	requests []float64
 }
 
 func (s *preFilterState) Clone() fwk.StateData { return s }
@@ -137,7 +137,7 @@ func (p *Plugin) podRequests(pod *corev1.Pod) corev1.ResourceList {
 
 // PreFilter computes the pod's requests and fixes the cycle's reference time.
 func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	state.Write(stateKey, &preFilterState{now: p.clock.Now(), requests: p.podRequests(pod)})
+	state.Write(stateKey, &preFilterState{now: p.clock.Now(), requests: constraints.AlignRequests(p.podRequests(pod), p.weights)})
 	return nil, nil
 }
 
@@ -169,11 +169,8 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *corev1.Pod, 
 	if node == nil {
 		return fwk.NewStatus(fwk.Error, "node not found")
 	}
-	m, err := p.metrics.Get(node.Name)
-	if err != nil {
-		return fwk.AsStatus(fmt.Errorf("%s: reading NodeMetric %q: %w", Name, node.Name, err))
-	}
-	if c := constraints.CheckLoad(m, node.Status.Allocatable, p.thresholds, s.now, p.maxAge); c.Overloaded {
+	_, load := crcache.LoadOf(p.metrics, node.Name)
+	if c := load.Check(node.Status.Allocatable, p.thresholds, s.now, p.maxAge); c.Overloaded {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, OverThresholdReason(c.Resource))
 	}
 	return nil
@@ -195,11 +192,8 @@ func (p *Plugin) Score(_ context.Context, state fwk.CycleState, _ *corev1.Pod, n
 	if node == nil {
 		return 0, fwk.NewStatus(fwk.Error, "node not found")
 	}
-	m, err := p.metrics.Get(node.Name)
-	if err != nil {
-		return 0, fwk.AsStatus(fmt.Errorf("%s: reading NodeMetric %q: %w", Name, node.Name, err))
-	}
-	return constraints.LoadScore(m, node.Status.Allocatable, s.requests, p.weights, s.now, p.maxAge), nil
+	_, load := crcache.LoadOf(p.metrics, node.Name)
+	return load.Score(node.Status.Allocatable, s.requests, p.weights, s.now, p.maxAge), nil
 }
 
 // ScoreExtensions returns nil: scores are already on the framework's 0-100 scale.
@@ -273,8 +267,8 @@ func (p *Plugin) isSchedulableAfterMetricChange(logger klog.Logger, pod *corev1.
 	}
 	if newM != nil {
 		crcache.AwaitResourceVersion(newM.ResourceVersion, storeCatchUpTimeout, func() (string, bool) {
-			cur, err := p.metrics.Get(name)
-			if err != nil || cur == nil {
+			cur := p.metrics.Get(name)
+			if cur == nil {
 				return "", false
 			}
 			return cur.ResourceVersion, true
@@ -289,11 +283,7 @@ func (p *Plugin) isSchedulableAfterNodeChange(logger klog.Logger, pod *corev1.Po
 	if !ok {
 		return fwk.Queue, fmt.Errorf("%s: expected a Node, got %T", Name, newObj)
 	}
-	m, err := p.metrics.Get(node.Name)
-	if err != nil {
-		return fwk.Queue, err
-	}
-	if p.overloaded(m, node, p.clock.Now()) {
+	if p.overloaded(p.metrics.Get(node.Name), node, p.clock.Now()) {
 		logger.V(5).Info("Node is over its usage thresholds", "pod", klog.KObj(pod), "node", node.Name)
 		return fwk.QueueSkip, nil
 	}

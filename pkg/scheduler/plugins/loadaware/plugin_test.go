@@ -157,8 +157,7 @@ func TestInvalidArgs(t *testing.T) {
 	}
 }
 
-func nodeLister(t *testing.T, nodes ...*corev1.Node) corelisters.NodeLister {
-	t.Helper()
+func nodeLister(t testing.TB, nodes ...*corev1.Node) corelisters.NodeLister {
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	for _, n := range nodes {
 		if err := indexer.Add(n); err != nil {
@@ -168,18 +167,8 @@ func nodeLister(t *testing.T, nodes ...*corev1.Node) corelisters.NodeLister {
 	return corelisters.NewNodeLister(indexer)
 }
 
-func metricStore(t *testing.T, ms ...*slov1alpha1.NodeMetric) crcache.Store[slov1alpha1.NodeMetric] {
-	t.Helper()
-	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	for _, m := range ms {
-		if m == nil {
-			continue
-		}
-		if err := indexer.Add(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return crcache.NewStore[slov1alpha1.NodeMetric](indexer)
+func metricStore(ms ...*slov1alpha1.NodeMetric) crcache.Store[slov1alpha1.NodeMetric] {
+	return crcache.NewStore(ms...)
 }
 
 func unstructuredOf(t *testing.T, m *slov1alpha1.NodeMetric) any {
@@ -214,7 +203,7 @@ func TestMetricQueueingHint(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logger, _ := ktesting.NewTestContext(t)
-			p := New(args80(), metricStore(t, tt.new), nodeLister(t, node("n1")), clocktesting.NewFakePassiveClock(now))
+			p := New(args80(), metricStore(tt.new), nodeLister(t, node("n1")), clocktesting.NewFakePassiveClock(now))
 			got, err := p.isSchedulableAfterMetricChange(logger, pod, unstructuredOf(t, tt.old), unstructuredOf(t, tt.new))
 			if err != nil {
 				t.Fatal(err)
@@ -229,7 +218,7 @@ func TestMetricQueueingHint(t *testing.T) {
 func TestNodeQueueingHint(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	pod := st.MakePod().Name("p").Namespace("ns").Obj()
-	p := New(args80(), metricStore(t, nm("hot", "1", now, "4", "0"), nm("cool", "1", now, "1", "0")), nodeLister(t), clocktesting.NewFakePassiveClock(now))
+	p := New(args80(), metricStore(nm("hot", "1", now, "4", "0"), nm("cool", "1", now, "1", "0")), nodeLister(t), clocktesting.NewFakePassiveClock(now))
 	for name, want := range map[string]fwk.QueueingHint{"hot": fwk.QueueSkip, "cool": fwk.Queue, "unmeasured": fwk.Queue} {
 		logger, _ := ktesting.NewTestContext(t)
 		got, err := p.isSchedulableAfterNodeChange(logger, pod, nil, node(name))

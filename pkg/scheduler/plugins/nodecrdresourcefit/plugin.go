@@ -138,17 +138,14 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *corev1.Pod, 
 	if node == nil {
 		return fwk.NewStatus(fwk.Error, "node not found")
 	}
-	csr, st := p.get(node.Name)
-	if st != nil {
-		return st
-	}
+	csr, offer := crcache.OfferOf(p.store, node.Name)
 	if csr == nil {
 		if p.policy == config.MissingCRPolicyIgnore {
 			return nil
 		}
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ReasonNoCR)
 	}
-	if missing, ok := constraints.MissingResource(csr, s.requested); ok {
+	if missing, ok := offer.MissingResource(s.requested); ok {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, MissingResourceReason(missing))
 	}
 	return nil
@@ -157,15 +154,6 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *corev1.Pod, 
 // MissingResourceReason is the Filter reason for a node that does not enable the resource.
 func MissingResourceReason(name corev1.ResourceName) string {
 	return fmt.Sprintf(reasonMissingResource, name)
-}
-
-// get returns the node's ClusterScopedResource, nil when it has none.
-func (p *Plugin) get(nodeName string) (*schedv1alpha1.ClusterScopedResource, *fwk.Status) {
-	csr, err := p.store.Get(nodeName)
-	if err == nil {
-		return csr, nil
-	}
-	return nil, fwk.AsStatus(fmt.Errorf("%s: reading ClusterScopedResource %q: %w", Name, nodeName, err))
 }
 
 // Score is the node's score for the pod from pkg/constraints: the mean of the CR's scores for the
@@ -179,11 +167,8 @@ func (p *Plugin) Score(_ context.Context, state fwk.CycleState, _ *corev1.Pod, n
 	if node == nil {
 		return 0, fwk.NewStatus(fwk.Error, "node not found")
 	}
-	csr, st := p.get(node.Name)
-	if st != nil {
-		return 0, st
-	}
-	return constraints.NodeScore(csr, s.requested), nil
+	_, offer := crcache.OfferOf(p.store, node.Name)
+	return offer.NodeScore(s.requested), nil
 }
 
 // ScoreExtensions returns nil: scores are already on the framework's 0-100 scale, and stretching
@@ -243,8 +228,8 @@ func (p *Plugin) isSchedulableAfterCRChange(logger klog.Logger, pod *corev1.Pod,
 // awaitLister gives the plugin's store a moment to catch up with the event the hint is judging.
 func (p *Plugin) awaitLister(cr *schedv1alpha1.ClusterScopedResource) {
 	crcache.AwaitResourceVersion(cr.ResourceVersion, storeCatchUpTimeout, func() (string, bool) {
-		cur, err := p.store.Get(cr.Name)
-		if err != nil || cur == nil {
+		cur := p.store.Get(cr.Name)
+		if cur == nil {
 			return "", false
 		}
 		return cur.ResourceVersion, true
@@ -256,10 +241,7 @@ func (p *Plugin) isSchedulableAfterNodeAdd(logger klog.Logger, pod *corev1.Pod, 
 	if !ok {
 		return fwk.Queue, fmt.Errorf("%s: expected a Node, got %T", Name, newObj)
 	}
-	csr, st := p.get(node.Name)
-	if st != nil {
-		return fwk.Queue, st.AsError()
-	}
+	csr := p.store.Get(node.Name)
 	if csr == nil {
 		if p.policy == config.MissingCRPolicyIgnore {
 			return fwk.Queue, nil

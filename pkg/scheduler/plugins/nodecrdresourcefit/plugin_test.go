@@ -265,8 +265,7 @@ func TestQueueingHints(t *testing.T) {
 			}
 			// The store already holds the event's object, as it will once the plugin's informer has
 			// seen the event.
-			indexer := newIndexer(t, tt.new)
-			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: policy}, crcache.NewStore[schedv1alpha1.ClusterScopedResource](indexer))
+			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: policy}, crcache.NewStore(tt.new))
 			var oldObj, newObj any
 			if tt.old != nil {
 				oldObj = toUnstructured(t, tt.old)
@@ -287,9 +286,9 @@ func TestQueueingHints(t *testing.T) {
 
 func TestQueueingHintNodeAdd(t *testing.T) {
 	memPod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{exMem: "100Mi"}).Obj()
-	store := crcache.NewStore[schedv1alpha1.ClusterScopedResource](newIndexer(t,
+	store := crcache.NewStore(
 		cr("with-cr", "1", map[corev1.ResourceName]bool{exMem: true}, nil),
-		cr("wrong-cr", "1", map[corev1.ResourceName]bool{exSSD: true}, nil)))
+		cr("wrong-cr", "1", map[corev1.ResourceName]bool{exSSD: true}, nil))
 	tests := []struct {
 		policy config.MissingCRPolicy
 		node   string
@@ -320,7 +319,7 @@ func TestEventsToRegister(t *testing.T) {
 		{config.MissingCRPolicyReject, fwk.Add | fwk.Update},
 		{config.MissingCRPolicyIgnore, fwk.Add | fwk.Update | fwk.Delete},
 	} {
-		p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: tt.policy}, crcache.NewStore[schedv1alpha1.ClusterScopedResource](newIndexer(t)))
+		p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: tt.policy}, crcache.NewStore[schedv1alpha1.ClusterScopedResource]())
 		events, err := p.EventsToRegister(context.Background())
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,88 @@
+package constraints
+
+import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+)
+
+// Offer is a ClusterScopedResource compiled for repeated checks: the names it enables and its
+// clamped scores, each sorted by name. A scheduler checks one CR against every pod it places, so it
+// builds the Offer once per CR version (NewOffer allocates) and then answers MissingResource and
+// NodeScore by scanning two short lists, without map lookups or allocations. The answers are
+// exactly those of the functions of the same names on the ClusterScopedResource.
+type Offer struct {
+	enabled []corev1.ResourceName
+	scores  []namedScore
+}
+
+type namedScore struct {
+	name  corev1.ResourceName
+	score int64
+}
+
+// NewOffer compiles a ClusterScopedResource; nil gives nil, which offers nothing.
+func NewOffer(csr *schedv1alpha1.ClusterScopedResource) *Offer {
+	if csr == nil {
+		return nil
+	}
+	o := &Offer{}
+	for name, on := range csr.Spec.ResourcesFilter {
+		if on {
+			o.enabled = append(o.enabled, name)
+		}
+	}
+	slices.Sort(o.enabled)
+	for name := range csr.Spec.ResourcesScore {
+		if s := ResourceScore(csr, name); s > 0 {
+			o.scores = append(o.scores, namedScore{name: name, score: s})
+		}
+	}
+	slices.SortFunc(o.scores, func(a, b namedScore) int { return strings.Compare(string(a.name), string(b.name)) })
+	return o
+}
+
+// MissingResource is MissingResource(csr, requested) for the compiled CR.
+func (o *Offer) MissingResource(requested []corev1.ResourceName) (corev1.ResourceName, bool) {
+	for _, name := range requested {
+		if !o.enables(name) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// enables scans the (short) enabled list: comparing strings of different lengths costs next to
+// nothing, which beats hashing the name for a map lookup.
+func (o *Offer) enables(name corev1.ResourceName) bool {
+	if o == nil {
+		return false
+	}
+	for _, e := range o.enabled {
+		if e == name {
+			return true
+		}
+	}
+	return false
+}
+
+// NodeScore is NodeScore(csr, requested) for the compiled CR.
+func (o *Offer) NodeScore(requested []corev1.ResourceName) int64 {
+	n := int64(len(requested))
+	if n == 0 || o == nil {
+		return 0
+	}
+	var sum int64
+	for _, name := range requested {
+		for _, s := range o.scores {
+			if s.name == name {
+				sum += s.score
+				break
+			}
+		}
+	}
+	return clamp((sum+n-1)/n, 0, schedv1alpha1.MaxResourceScore)
+}
