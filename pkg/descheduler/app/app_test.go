@@ -1,0 +1,91 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+)
+
+type noop struct{}
+
+func (noop) Name() string                                                 { return "Noop" }
+func (noop) Deschedule(context.Context, []*corev1.Node) *framework.Status { return nil }
+
+func newNoop(runtime.Object, framework.Handle) (framework.Plugin, error) { return noop{}, nil }
+
+// The upstream descheduler's Deployment arguments parse unchanged.
+func TestUpstreamFlagsParse(t *testing.T) {
+	cmd := NewDeschedulerCommand()
+	args := []string{
+		"--policy-config-file=/policy-dir/policy.yaml", "--descheduling-interval=5m", "--dry-run",
+		"--kubeconfig=/etc/kubeconfig", "--client-connection-qps=20", "--client-connection-burst=40",
+		"--leader-elect=true", "--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s",
+		"--leader-elect-retry-period=2s", "--leader-elect-resource-name=descheduler",
+		"--leader-elect-resource-namespace=kube-system", "--secure-port=10258", "-v=3", "--event-driven",
+	}
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	for flag, want := range map[string]string{
+		"descheduling-interval": "5m0s", "dry-run": "true", "client-connection-qps": "20", "leader-elect": "true",
+		"secure-port": "10258", "v": "3", "event-driven": "true", "leader-elect-resource-name": "descheduler",
+	} {
+		if got := cmd.Flags().Lookup(flag).Value.String(); got != want {
+			t.Errorf("--%s = %s, want %s", flag, got, want)
+		}
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	o := NewOptions()
+	err := o.Validate()
+	if err == nil || !strings.Contains(err.Error(), "--policy-config-file is required") {
+		t.Errorf("missing policy: %v", err)
+	}
+	o.PolicyConfigFile, o.DeschedulingInterval = "p.yaml", -time.Second
+	o.LeaderElection.LeaderElect = true
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "must not be negative") {
+		t.Errorf("negative interval: %v", err)
+	}
+	o.DeschedulingInterval = 0
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--leader-elect needs") {
+		t.Errorf("leader election with one cycle: %v", err)
+	}
+	o.EventDriven = true
+	if err := o.Validate(); err != nil {
+		t.Errorf("valid options: %v", err)
+	}
+}
+
+func TestWithPlugin(t *testing.T) {
+	reg, args, err := Registries(WithPlugin("Noop", newNoop))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg["Noop"] == nil || reg["DefaultEvictor"] == nil || args["DefaultEvictor"] == nil {
+		t.Errorf("registries: %v %v", reg, args)
+	}
+	if _, _, err := Registries(WithPlugin("DefaultEvictor", newNoop)); err == nil {
+		t.Error("an out-of-tree plugin replaced an in-tree one")
+	}
+}
+
+// Run fails on a bad policy before touching any cluster, and names the field.
+func TestRunRejectsBadPolicy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(path, []byte("apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  plugins:\n    deschedule: {enabled: [Missing]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := Run(context.Background(), Config{PolicyConfigFile: path, Kubeconfig: "/nonexistent"})
+	if err == nil || !strings.Contains(err.Error(), "profiles[0].plugins.deschedule.enabled[0]") {
+		t.Errorf("got %v", err)
+	}
+}
