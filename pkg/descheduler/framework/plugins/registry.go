@@ -7,6 +7,9 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/evictionapi"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/nodecrdresourcefit"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/podlifetime"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removefailedpods"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodshavingtoomanyrestarts"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatingnodeaffinity"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatingnodetaints"
 )
@@ -20,6 +23,9 @@ func NewInTreeRegistry() framework.Registry {
 		lownodeload.Name:                     lownodeload.New,
 		removepodsviolatingnodetaints.Name:   removepodsviolatingnodetaints.New,
 		removepodsviolatingnodeaffinity.Name: removepodsviolatingnodeaffinity.New,
+		removepodshavingtoomanyrestarts.Name: removepodshavingtoomanyrestarts.New,
+		podlifetime.Name:                     podlifetime.New,
+		removefailedpods.Name:                removefailedpods.New,
 	}
 }
 
@@ -31,5 +37,8 @@ func NewInTreeArgs() framework.ArgsTypes {
 		lownodeload.Name:                     &lownodeload.LowNodeLoadArgs{},
 		removepodsviolatingnodetaints.Name:   &removepodsviolatingnodetaints.RemovePodsViolatingNodeTaintsArgs{},
 		removepodsviolatingnodeaffinity.Name: &removepodsviolatingnodeaffinity.RemovePodsViolatingNodeAffinityArgs{},
+		removepodshavingtoomanyrestarts.Name: &removepodshavingtoomanyrestarts.RemovePodsHavingTooManyRestartsArgs{},
+		podlifetime.Name:                     &podlifetime.PodLifeTimeArgs{},
+		removefailedpods.Name:                &removefailedpods.RemoveFailedPodsArgs{},
 	}
 }
