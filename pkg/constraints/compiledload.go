@@ -13,7 +13,8 @@ import (
 // Load once per metric version (NewLoad allocates) and then answers Check and Score without
 // parsing quantities. The answers are exactly those of CheckLoad and LoadScore on the NodeMetric.
 type Load struct {
-	updated    time.Time
+	// updated is the metric's UpdateTime in Unix nanoseconds, valid when hasUpdated.
+	updated    int64
 	hasUpdated bool
 	usage      []namedValue
 }
@@ -30,7 +31,7 @@ func NewLoad(metric *slov1alpha1.NodeMetric) *Load {
 	}
 	l := &Load{}
 	if metric.Status.UpdateTime != nil {
-		l.updated, l.hasUpdated = metric.Status.UpdateTime.Time, true
+		l.updated, l.hasUpdated = metric.Status.UpdateTime.UnixNano(), true
 	}
 	for name, q := range metric.Status.NodeUsage {
 		l.usage = append(l.usage, namedValue{name: name, value: q.AsApproximateFloat64()})
@@ -43,7 +44,7 @@ func (l *Load) Fresh(now time.Time, maxAge time.Duration) bool {
 	if l == nil || !l.hasUpdated {
 		return false
 	}
-	return maxAge <= 0 || now.Sub(l.updated) <= maxAge
+	return maxAge <= 0 || now.UnixNano()-l.updated <= int64(maxAge)
 }
 
 func (l *Load) used(name corev1.ResourceName) (float64, bool) {
