@@ -1,0 +1,66 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+)
+
+func TestPluginOptionsRegisterBothPlugins(t *testing.T) {
+	registry := frameworkruntime.Registry{}
+	for _, opt := range PluginOptions(crcache.New()) {
+		if err := opt(registry); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names []string
+	for name := range registry {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"LoadAware", "NodeCRDResourceFit"}) {
+		t.Fatalf("registered %v", names)
+	}
+}
+
+// TestWithKubeconfig: the rewritten sample configuration points at the given kubeconfig, keeps
+// everything else, and still loads through kube-scheduler's loader.
+func TestWithKubeconfig(t *testing.T) {
+	dir := t.TempDir()
+	sample := filepath.Join("..", "..", "..", "manifests", "scheduler", "config.yaml")
+	path, err := withKubeconfig(sample, "relative/kubeconfig", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := options.LoadConfigFromFile(klog.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.Abs("relative/kubeconfig")
+	if cfg.ClientConnection.Kubeconfig != want {
+		t.Errorf("kubeconfig = %q, want %q", cfg.ClientConnection.Kubeconfig, want)
+	}
+	if cfg.ClientConnection.QPS != 200 || len(cfg.Profiles) != 1 || cfg.Profiles[0].SchedulerName != SchedulerName {
+		t.Errorf("the rest of the configuration changed: %+v", cfg.ClientConnection)
+	}
+
+	// A file without clientConnection gets one.
+	bare := filepath.Join(dir, "bare.yaml")
+	if err := os.WriteFile(bare, []byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path, err = withKubeconfig(bare, "/k", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := options.LoadConfigFromFile(klog.Background(), path); err != nil || cfg.ClientConnection.Kubeconfig != "/k" {
+		t.Fatalf("bare config: %v, %+v", err, cfg)
+	}
+}
