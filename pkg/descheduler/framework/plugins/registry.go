@@ -5,7 +5,9 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/evictionapi"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/highnodeutilization"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeutilization"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/nodecrdresourcefit"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/podlifetime"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removefailedpods"
@@ -26,6 +28,8 @@ func NewInTreeRegistry() framework.Registry {
 		removepodshavingtoomanyrestarts.Name: removepodshavingtoomanyrestarts.New,
 		podlifetime.Name:                     podlifetime.New,
 		removefailedpods.Name:                removefailedpods.New,
+		lownodeutilization.Name:              lownodeutilization.New,
+		highnodeutilization.Name:             highnodeutilization.New,
 	}
 }
 
@@ -40,5 +44,7 @@ func NewInTreeArgs() framework.ArgsTypes {
 		removepodshavingtoomanyrestarts.Name: &removepodshavingtoomanyrestarts.RemovePodsHavingTooManyRestartsArgs{},
 		podlifetime.Name:                     &podlifetime.PodLifeTimeArgs{},
 		removefailedpods.Name:                &removefailedpods.RemoveFailedPodsArgs{},
+		lownodeutilization.Name:              &lownodeutilization.LowNodeUtilizationArgs{},
+		highnodeutilization.Name:             &highnodeutilization.HighNodeUtilizationArgs{},
 	}
 }

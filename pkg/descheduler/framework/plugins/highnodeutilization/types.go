@@ -1,0 +1,21 @@
+package highnodeutilization
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// HighNodeUtilizationArgs are the upstream plugin's args.
+type HighNodeUtilizationArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Thresholds: a node under all of them is underutilized and is emptied.
+	Thresholds pluginutil.ResourceThresholds `json:"thresholds,omitempty"`
+	// NumberOfNodes: act only when more than this many nodes are underutilized.
+	NumberOfNodes int `json:"numberOfNodes,omitempty"`
+	// EvictableNamespaces limits the pods that may be evicted.
+	EvictableNamespaces *pluginutil.Namespaces `json:"evictableNamespaces,omitempty"`
+}

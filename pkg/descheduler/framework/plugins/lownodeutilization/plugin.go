@@ -1,0 +1,101 @@
+package lownodeutilization
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
+)
+
+// Name is the plugin's name.
+const Name = "LowNodeUtilization"
+
+// Plugin is the LowNodeUtilization plugin.
+//
+// +k8s:deepcopy-gen=false
+type Plugin struct {
+	h         framework.Handle
+	args      *LowNodeUtilizationArgs
+	ns        *pluginutil.PodSelector
+	resources []corev1.ResourceName
+}
+
+var _ framework.BalancePlugin = &Plugin{}
+
+// New builds the plugin from its (defaulted, validated) args.
+func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	args, ok := obj.(*LowNodeUtilizationArgs)
+	if !ok {
+		return nil, fmt.Errorf("%s: want args of type LowNodeUtilizationArgs, got %T", Name, obj)
+	}
+	ns, err := pluginutil.NewPodSelector(args.EvictableNamespaces, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Plugin{h: h, args: args, ns: ns, resources: pluginutil.SortedResourceNames(args.Thresholds)}, nil
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return Name }
+
+// Balance evicts pods from overutilized nodes while underutilized nodes have room for them.
+func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.Status {
+	logger := klog.FromContext(ctx)
+	usages, err := pluginutil.NodeUsages(p.h, nodes, p.resources)
+	if err != nil {
+		return framework.NewStatus(err)
+	}
+	low := make(map[corev1.ResourceName]float64, len(p.resources))
+	high := make(map[corev1.ResourceName]float64, len(p.resources))
+	mean := map[corev1.ResourceName]float64{}
+	if p.args.UseDeviationThresholds {
+		mean = pluginutil.MeanPercent(usages, p.resources)
+	}
+	for _, r := range p.resources {
+		if p.args.UseDeviationThresholds {
+			low[r] = max(mean[r]-float64(p.args.Thresholds[r]), 0)
+			high[r] = min(mean[r]+float64(p.args.TargetThresholds[r]), 100)
+		} else {
+			low[r], high[r] = float64(p.args.Thresholds[r]), float64(p.args.TargetThresholds[r])
+		}
+	}
+	over := func(u *pluginutil.NodeUsage) bool {
+		for _, r := range p.resources {
+			if v, ok := u.Percent[r]; ok && v > high[r] {
+				return true
+			}
+		}
+		return false
+	}
+	var under, overNodes []*pluginutil.NodeUsage
+	for _, u := range usages {
+		isUnder := !u.Node.Spec.Unschedulable
+		for _, r := range p.resources {
+			if v, ok := u.Percent[r]; ok && v >= low[r] {
+				isUnder = false
+			}
+		}
+		switch {
+		case isUnder:
+			under = append(under, u)
+		case over(u):
+			overNodes = append(overNodes, u)
+		}
+	}
+	logger.V(3).Info("Node utilization classified", "underutilized", len(under), "overutilized", len(overNodes), "nodes", len(usages))
+	if len(under) == 0 || len(under) <= p.args.NumberOfNodes || len(under) == len(usages) || len(overNodes) == 0 {
+		return nil
+	}
+	pluginutil.SortByUsage(overNodes, true)
+	m := &pluginutil.Mover{Handle: p.h, Plugin: Name, Resources: p.resources, Select: p.ns.Matches,
+		Reason: func(u *pluginutil.NodeUsage) string {
+			return fmt.Sprintf("node %s is over its target utilization", u.Node.Name)
+		}}
+	m.Move(ctx, overNodes, pluginutil.Capacity(under, p.resources, high), over)
+	return nil
+}
