@@ -14,3 +14,9 @@ var CRDs embed.FS
 //
 //go:embed samples/*.yaml
 var Samples embed.FS
+
+// SchedulerConfig is the KubeSchedulerConfiguration for running accord-scheduler outside a cluster
+// (scheduler/config.yaml): the playground and the tests run exactly this file.
+//
+//go:embed scheduler/config.yaml
+var SchedulerConfig []byte

@@ -22,25 +22,38 @@ var defaultAPIServerFlags = []string{
 }
 
 // startAPIServer runs a real kube-apiserver in this process against the etcd at etcdURL.
-func startAPIServer(tb *procTB, etcdURL string, extraFlags []string) (server *kubeapiservertesting.TestServer, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			fe, ok := r.(fatalError)
-			if !ok {
-				panic(r)
-			}
-			err = fmt.Errorf("starting kube-apiserver: %s", fe.msg)
-		}
-	}()
+func startAPIServer(tb *procTB, etcdURL string, extraFlags []string) (*kubeapiservertesting.TestServer, error) {
 	storage := storagebackend.NewDefaultConfig("/registry", nil)
 	storage.Transport.ServerList = []string{etcdURL}
 
 	flags := append(append([]string{}, defaultAPIServerFlags...), extraFlags...)
 	// The test server logs through the TB it is given; route that to klog instead of per-test output.
 	tCtx := ktesting.Init(tb, initoption.PerTestOutput(false))
-	s, err := kubeapiservertesting.StartTestServer(tCtx, nil, flags, storage)
-	if err != nil {
-		return nil, fmt.Errorf("starting kube-apiserver: %w", err)
+
+	// Start it from a goroutine of its own, so that the goroutines the apiserver's construction starts
+	// can be told apart from the harness's own in the leak check (see apiserverStarters).
+	type result struct {
+		s   kubeapiservertesting.TestServer
+		err error
 	}
-	return &s, nil
+	done := make(chan result, 1)
+	go func() {
+		apiserverStarters.Store(currentGoroutineID(), true)
+		defer func() {
+			if r := recover(); r != nil {
+				fe, ok := r.(fatalError)
+				if !ok {
+					panic(r)
+				}
+				done <- result{err: fe}
+			}
+		}()
+		s, err := kubeapiservertesting.StartTestServer(tCtx, nil, flags, storage)
+		done <- result{s, err}
+	}()
+	r := <-done
+	if r.err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver: %w", r.err)
+	}
+	return &r.s, nil
 }

@@ -6,11 +6,14 @@ package playground
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,11 +23,15 @@ import (
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/manifests"
+	schedserver "github.com/accord-sched/accord/pkg/scheduler/server"
 	"github.com/accord-sched/accord/test/harness"
 )
 
-// SampleFiles are the files of manifests/samples the playground applies, in order.
+// SampleFiles are the files of manifests/samples the playground applies before its schedulers start.
 var SampleFiles = []string{"samples/nodes.yaml", "samples/clusterscopedresources.yaml", "samples/nodemetrics.yaml"}
+
+// WorkloadFiles are the sample workloads applied once accord-scheduler runs.
+var WorkloadFiles = []string{"samples/workload.yaml"}
 
 // Options configure a playground.
 type Options struct {
@@ -32,6 +39,8 @@ type Options struct {
 	Dir string
 	// ReportTick is how often the NodeMetric reporter looks for metrics due a report. Default 1s.
 	ReportTick time.Duration
+	// WithoutScheduler leaves accord-scheduler (and so the sample workloads) out.
+	WithoutScheduler bool
 }
 
 // Playground is a running local cluster.
@@ -41,9 +50,13 @@ type Playground struct {
 	Kubeconfig string
 	// Nodes are the names of the sample nodes.
 	Nodes []string
+	// SchedulerConfig is the path of the KubeSchedulerConfiguration accord-scheduler runs with.
+	SchedulerConfig string
 
 	cancel context.CancelFunc
-	done   chan struct{}
+	wg     sync.WaitGroup
+	// errs receives the error of a component that stopped before the playground did.
+	errs chan error
 }
 
 // Start brings the playground up and returns once the sample nodes are Ready and the sample CRs exist.
@@ -69,7 +82,13 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	p := &Playground{Env: env, Kubeconfig: filepath.Join(dir, "kubeconfig"), cancel: cancel, done: make(chan struct{})}
+	p := &Playground{
+		Env:             env,
+		Kubeconfig:      filepath.Join(dir, "kubeconfig"),
+		SchedulerConfig: filepath.Join(dir, "scheduler-config.yaml"),
+		cancel:          cancel,
+		errs:            make(chan error, 4),
+	}
 	defer func() {
 		if err != nil {
 			p.Stop()
@@ -95,12 +114,49 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 	logger.Info("Sample nodes are Ready", "nodes", p.Nodes)
 
 	reporter := &metricReporter{env: env, tick: opts.ReportTick}
-	go func() {
-		defer close(p.done)
-		reporter.run(ctx)
-	}()
+	p.wg.Go(func() { reporter.run(ctx) })
+	if err := watchPods(ctx, env, &p.wg); err != nil {
+		return nil, err
+	}
+
+	if opts.WithoutScheduler {
+		return p, nil
+	}
+	if err := os.WriteFile(p.SchedulerConfig, manifests.SchedulerConfig, 0o644); err != nil {
+		return nil, err
+	}
+	p.run(ctx, "accord-scheduler", func(ctx context.Context) error {
+		return schedserver.RunInProcess(ctx, p.Kubeconfig, p.SchedulerConfig)
+	})
+	logger.Info("accord-scheduler is running", "config", p.SchedulerConfig)
+	workloads, err := DecodeSamples(manifests.Samples, WorkloadFiles...)
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range workloads {
+		if err := p.create(ctx, obj); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
+
+// run runs a component until ctx ends; an early exit is reported on p.errs.
+func (p *Playground) run(ctx context.Context, name string, f func(ctx context.Context) error) {
+	p.wg.Go(func() {
+		err := f(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			err = errors.New("stopped")
+		}
+		p.errs <- fmt.Errorf("%s: %w", name, err)
+	})
+}
+
+// Err returns a channel that receives the error of a component that stopped on its own.
+func (p *Playground) Err() <-chan error { return p.errs }
 
 // create creates one sample object. Nodes are added to the node simulator; NodeMetrics get their
 // status from the reporter.
@@ -118,6 +174,12 @@ func (p *Playground) create(ctx context.Context, obj runtime.Object) error {
 	case *slov1alpha1.NodeMetric:
 		kind, name = "NodeMetric", o.Name
 		_, err = p.Env.Accord.SloV1alpha1().NodeMetrics().Create(ctx, o, metav1.CreateOptions{})
+	case *corev1.Namespace:
+		kind, name = "Namespace", o.Name
+		_, err = p.Env.Client.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
+	case *appsv1.Deployment:
+		kind, name = "Deployment", o.Namespace+"/"+o.Name
+		_, err = p.Env.Client.AppsV1().Deployments(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 	default:
 		return fmt.Errorf("the playground does not know how to create a %T", obj)
 	}
@@ -134,10 +196,7 @@ func (p *Playground) create(ctx context.Context, obj runtime.Object) error {
 // Stop tears the playground down.
 func (p *Playground) Stop() {
 	p.cancel()
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-	}
+	p.wg.Wait()
 	p.Env.Stop()
 }
 
@@ -152,11 +211,17 @@ func Run(ctx context.Context, opts Options) error {
 Accord playground is running.
 
   export KUBECONFIG=%s
-  kubectl get nodes,csres,nodemetrics
+  bin/kubectl get nodes,csres,nodemetrics
+  bin/kubectl get pods -n demo -o wide
 
+accord-scheduler runs with %s.
 Press Ctrl-C to stop.
-`, p.Kubeconfig)
-	<-ctx.Done()
-	klog.FromContext(ctx).Info("Shutting down the playground")
-	return nil
+`, p.Kubeconfig, p.SchedulerConfig)
+	select {
+	case <-ctx.Done():
+		klog.FromContext(ctx).Info("Shutting down the playground")
+		return nil
+	case err := <-p.Err():
+		return err
+	}
 }

@@ -90,6 +90,41 @@ func TestPlayground(t *testing.T) {
 		t.Fatalf("NodeMetrics were not reported: %v", err)
 	}
 
+	// accord-scheduler places the sample workloads: memory-hungry only where a ClusterScopedResource
+	// enables example.com/memory (node-2, node-5), web never on node-3, which reports 95% CPU.
+	placed := map[string]string{}
+	if err := harness.WaitFor(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
+		pods, err := client.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		running := 0
+		for _, pod := range pods.Items {
+			if pod.Status.Phase == corev1.PodRunning {
+				running++
+				placed[pod.Name] = pod.Spec.NodeName
+			}
+		}
+		return running == 9, nil
+	}); err != nil {
+		t.Fatalf("sample workloads not running: %v (placed: %v)", err, placed)
+	}
+	pods, err := client.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range pods.Items {
+		if pod.Spec.SchedulerName != "accord-scheduler" {
+			t.Errorf("pod %s has scheduler %q, want accord-scheduler", pod.Name, pod.Spec.SchedulerName)
+		}
+		switch app := pod.Labels["app"]; {
+		case app == "memory-hungry" && pod.Spec.NodeName != "node-2" && pod.Spec.NodeName != "node-5":
+			t.Errorf("memory-hungry pod %s on %s; only node-2 and node-5 enable example.com/memory", pod.Name, pod.Spec.NodeName)
+		case app == "web" && pod.Spec.NodeName == "node-3":
+			t.Errorf("web pod %s on node-3, which is over its CPU threshold", pod.Name)
+		}
+	}
+
 	// A Deployment's pods, bound to a node by hand, run; an evicted pod is recreated by its ReplicaSet.
 	ns := "playground-test"
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
