@@ -1,0 +1,628 @@
+// Package simulator answers, before an eviction, "where would kube-scheduler put this pod if it
+// were evicted now?" with kube-scheduler's own code: its scheduling framework, built from the same
+// KubeSchedulerConfiguration accord-scheduler runs (kube-scheduler's in-tree plugins plus Accord's
+// out-of-tree ones, with their args), over kube-scheduler's own node cache and snapshot.
+//
+// The cache is fed from the descheduler's informers (nodes, and pods bound to a node and not
+// terminal, as kube-scheduler's event handlers feed it). BeginCycle brings the snapshot up to date
+// with cache.UpdateSnapshot, which copies only the NodeInfos that changed since the previous cycle.
+// Predict removes the candidate pod from its node in the snapshot, runs PreFilter, Filter (stopping
+// once enough feasible nodes are found, as percentageOfNodesToScore makes the scheduler stop),
+// PreScore and Score, picks the best node and restores the snapshot. Admit records an eviction the
+// caller is about to make: the pod moves, in the snapshot, to its predicted node, so later
+// predictions of the same cycle never count on the room it takes. EndCycle (or the next BeginCycle)
+// reverts those moves from an undo log, so the snapshot again equals the cache exactly and the next
+// incremental update stays correct.
+package simulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
+	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
+
+	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+)
+
+// DefaultSyncTimeout bounds the wait, before the first snapshot, for the informers the simulator
+// and the scheduler plugins read.
+const DefaultSyncTimeout = time.Minute
+
+// The scheduler's bounds on how many feasible nodes it looks for (pkg/scheduler).
+const (
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+)
+
+// Options are what a Simulator is built from.
+type Options struct {
+	// Config is the scheduler configuration (see LoadConfig). Nil means kube-scheduler's defaults.
+	Config *schedconfig.KubeSchedulerConfiguration
+	// FallbackProfile is the profile (schedulerName) used for a pod whose spec.schedulerName names
+	// no profile. Empty: such pods are reported infeasible ("no profile"). Profiles are those of
+	// Config plus kube-scheduler's stock default-scheduler profile when Config has none by that name.
+	FallbackProfile string
+	// Client, KubeConfig and InformerFactory are handed to the scheduler plugins, as kube-scheduler
+	// hands its own. The simulator feeds its cache from InformerFactory's node and pod informers.
+	Client          clientset.Interface
+	KubeConfig      *rest.Config
+	InformerFactory informers.SharedInformerFactory
+	// AccordInformerFactory, when set, is waited for (as InformerFactory is) before the first
+	// snapshot; use it with AccordRegistry.
+	AccordInformerFactory accordinformers.SharedInformerFactory
+	// OutOfTreeRegistry holds the plugins kube-scheduler is built with besides its in-tree ones
+	// (for accord-scheduler: AccordRegistry).
+	OutOfTreeRegistry frameworkruntime.Registry
+	// Parallelism overrides the configuration's parallelism when positive.
+	Parallelism int
+	// SyncTimeout defaults to DefaultSyncTimeout.
+	SyncTimeout time.Duration
+}
+
+// Prediction is where the scheduler would place a pod evicted now.
+type Prediction struct {
+	// Profile is the scheduler profile (schedulerName) the pod was simulated with.
+	Profile string
+	// CurrentNode is the node the pod is on.
+	CurrentNode string
+	// Feasible: at least one node (the current one included) passes every Filter.
+	Feasible bool
+	// Node is the node the scheduler would pick ("" when not Feasible) and Score its total weighted
+	// score. When the current node ties for the best score, Node is the current node.
+	Node  string
+	Score int64
+	// CurrentNodeFeasible and CurrentNodeScore describe the current node (the score only when
+	// feasible).
+	CurrentNodeFeasible bool
+	CurrentNodeScore    int64
+	// FeasibleNodes and EvaluatedNodes count the nodes found feasible and the nodes filtered.
+	FeasibleNodes  int
+	EvaluatedNodes int
+	// Reason explains the outcome: the scheduler's own "0/N nodes are available: ..." message when
+	// nothing fits, a tie with the current node, or "no profile".
+	Reason string
+}
+
+// Moves reports whether the pod would be placed on a node other than the one it is on.
+func (p Prediction) Moves() bool { return p.Feasible && p.Node != p.CurrentNode }
+
+// Simulator predicts placements with kube-scheduler's framework. It is safe for concurrent use;
+// predictions are serialized.
+type Simulator struct {
+	cache       internalcache.Cache
+	frameworks  map[string]framework.Framework
+	fallback    string
+	percentage  int32
+	syncTimeout time.Duration
+	factories   []interface {
+		WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool
+	}
+	podReg, nodeReg cache.ResourceEventHandlerRegistration
+
+	// events counts cache updates from informer events (for tests and benchmarks).
+	events atomic.Int64
+
+	mu        sync.Mutex
+	snapshot  *internalcache.Snapshot
+	synced    bool
+	inCycle   bool
+	nextStart int
+	// The undo log of the cycle: the NodeInfos modified by Admit, as they were before (the snapshot
+	// holds modified clones in their place), and the pods assumed on their predicted nodes.
+	saved    map[string]framework.NodeInfo
+	assumed  []*corev1.Pod
+	admitted sets.Set[string]
+}
+
+// New builds the frameworks of every profile and the cache, and registers the cache's event
+// handlers with opts.InformerFactory. Informers the plugins need are requested from the factories:
+// start them after New. The goroutines New starts stop when ctx is done.
+func New(ctx context.Context, opts Options) (*Simulator, error) {
+	if opts.InformerFactory == nil {
+		return nil, errors.New("simulator: an informer factory is required")
+	}
+	cfg := opts.Config
+	if cfg == nil {
+		c, err := LoadConfig("")
+		if err != nil {
+			return nil, err
+		}
+		cfg = c
+	}
+	profiles, err := withDefaultProfile(cfg)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := registry(opts.OutOfTreeRegistry)
+	if err != nil {
+		return nil, err
+	}
+	parallelism := int(cfg.Parallelism)
+	if opts.Parallelism > 0 {
+		parallelism = opts.Parallelism
+	}
+	// kube-scheduler's cache and framework record into kube-scheduler's metrics, which exist only
+	// once registered (with component-base's legacy registry, once per process, as kube-scheduler
+	// does; the descheduler does not serve that registry).
+	schedmetrics.Register()
+	dra, csi, err := sharedManagers(ctx, &opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Simulator{
+		cache:       internalcache.New(ctx, nil, feature.DefaultFeatureGate.Enabled(features.GenericWorkload)),
+		snapshot:    internalcache.NewEmptySnapshot(),
+		frameworks:  map[string]framework.Framework{},
+		fallback:    opts.FallbackProfile,
+		syncTimeout: opts.SyncTimeout,
+		saved:       map[string]framework.NodeInfo{},
+		admitted:    sets.New[string](),
+	}
+	if cfg.PercentageOfNodesToScore != nil {
+		s.percentage = *cfg.PercentageOfNodesToScore
+	}
+	if s.syncTimeout <= 0 {
+		s.syncTimeout = DefaultSyncTimeout
+	}
+	for i := range profiles {
+		p := &profiles[i]
+		fw, err := frameworkruntime.NewFramework(ctx, reg, p,
+			frameworkruntime.WithComponentConfigVersion(cfg.APIVersion),
+			frameworkruntime.WithClientSet(opts.Client),
+			frameworkruntime.WithKubeConfig(opts.KubeConfig),
+			frameworkruntime.WithInformerFactory(opts.InformerFactory),
+			frameworkruntime.WithSharedDRAManager(dra),
+			frameworkruntime.WithSharedCSIManager(csi),
+			frameworkruntime.WithSnapshotSharedLister(s.snapshot),
+			frameworkruntime.WithParallelism(parallelism),
+			frameworkruntime.WithLogger(klog.FromContext(ctx).WithValues("simulatedProfile", p.SchedulerName)),
+		)
+		if err != nil {
+			return nil, fmt.Errorf("building the scheduler framework of profile %q: %w", p.SchedulerName, err)
+		}
+		s.frameworks[p.SchedulerName] = fw
+	}
+	if s.fallback != "" && s.frameworks[s.fallback] == nil {
+		return nil, fmt.Errorf("fallback profile %q is not a profile of the scheduler configuration", s.fallback)
+	}
+	s.factories = append(s.factories, opts.InformerFactory)
+	if opts.AccordInformerFactory != nil {
+		s.factories = append(s.factories, opts.AccordInformerFactory)
+	}
+	h := &handlers{s: s, logger: klog.FromContext(ctx).WithName("scheduler-simulator")}
+	if s.nodeReg, err = opts.InformerFactory.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: h.addNode, UpdateFunc: h.updateNode, DeleteFunc: h.deleteNode,
+	}); err != nil {
+		return nil, err
+	}
+	if s.podReg, err = opts.InformerFactory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: h.addPod, UpdateFunc: h.updatePod, DeleteFunc: h.deletePod,
+	}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Profiles returns the names of the simulated profiles.
+func (s *Simulator) Profiles() []string {
+	names := make([]string, 0, len(s.frameworks))
+	for n := range s.frameworks {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// CacheEvents returns how many informer events have updated the cache.
+func (s *Simulator) CacheEvents() int64 { return s.events.Load() }
+
+// waitSynced waits, once, for the simulator's handlers to have seen the informers' initial lists
+// and for every started informer of the factories (the plugins' listers) to sync.
+func (s *Simulator) waitSynced(ctx context.Context) error {
+	if s.synced {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.syncTimeout)
+	defer cancel()
+	if !cache.WaitForCacheSync(ctx.Done(), s.nodeReg.HasSynced, s.podReg.HasSynced) {
+		return fmt.Errorf("the node and pod informers did not sync within %s (are the informer factories started?)", s.syncTimeout)
+	}
+	for _, f := range s.factories {
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				return fmt.Errorf("the %v informer did not sync within %s", typ, s.syncTimeout)
+			}
+		}
+	}
+	s.synced = true
+	return nil
+}
+
+// BeginCycle starts a cycle: it reverts what the previous cycle admitted (if EndCycle was not
+// called) and brings the snapshot up to date with the cache, copying only the nodes that changed.
+// The first call waits for the informers.
+func (s *Simulator) BeginCycle(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.revert(klog.FromContext(ctx))
+	if err := s.refresh(ctx); err != nil {
+		return err
+	}
+	s.inCycle = true
+	return nil
+}
+
+// EndCycle reverts the moves admitted during the cycle; the snapshot equals the cache again as of
+// BeginCycle.
+func (s *Simulator) EndCycle(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.revert(klog.FromContext(ctx))
+	s.inCycle = false
+}
+
+func (s *Simulator) refresh(ctx context.Context) error {
+	if err := s.waitSynced(ctx); err != nil {
+		return err
+	}
+	return s.cache.UpdateSnapshot(klog.FromContext(ctx), s.snapshot)
+}
+
+func (s *Simulator) revert(logger klog.Logger) {
+	for _, p := range s.assumed {
+		if err := s.snapshot.ForgetPod(logger, p); err != nil {
+			logger.Error(err, "Forgetting a simulated placement", "pod", klog.KObj(p), "node", p.Spec.NodeName)
+		}
+	}
+	for name, saved := range s.saved {
+		if ni := s.nodeInfo(name); ni != nil {
+			*ni = saved
+		}
+	}
+	s.assumed = s.assumed[:0]
+	clear(s.saved)
+	s.admitted.Clear()
+}
+
+// nodeInfo returns the snapshot's NodeInfo of a node, nil when there is none.
+func (s *Simulator) nodeInfo(name string) *framework.NodeInfo {
+	ni, err := s.snapshot.Get(name)
+	if err != nil {
+		return nil
+	}
+	concrete, _ := ni.(*framework.NodeInfo)
+	return concrete
+}
+
+// modify makes the snapshot's NodeInfo of a node safe to change for the rest of the cycle: the
+// first time in a cycle it puts a clone in its place (keeping the pointer, which the snapshot's
+// lists hold) and records the original in the undo log.
+func (s *Simulator) modify(name string) *framework.NodeInfo {
+	ni := s.nodeInfo(name)
+	if ni == nil {
+		return nil
+	}
+	if _, ok := s.saved[name]; !ok {
+		s.saved[name] = *ni
+		*ni = *ni.SnapshotConcrete()
+	}
+	return ni
+}
+
+// Predict simulates scheduling pod, as if evicted now and recreated with the same spec: the pod is
+// removed from its node in the snapshot, the scheduler's PreFilter, Filter, PreScore and Score run
+// over the snapshot (with the moves admitted earlier in the cycle), and the snapshot is restored.
+// Outside a cycle the snapshot is brought up to date first.
+func (s *Simulator) Predict(ctx context.Context, pod *corev1.Pod) (Prediction, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.inCycle {
+		if err := s.refresh(ctx); err != nil {
+			return Prediction{}, err
+		}
+	}
+	return s.predict(ctx, pod)
+}
+
+func (s *Simulator) frameworkFor(pod *corev1.Pod) (string, framework.Framework) {
+	name := pod.Spec.SchedulerName
+	if name == "" {
+		name = DefaultSchedulerName
+	}
+	if fw := s.frameworks[name]; fw != nil {
+		return name, fw
+	}
+	if s.fallback != "" {
+		return s.fallback, s.frameworks[s.fallback]
+	}
+	return name, nil
+}
+
+func (s *Simulator) predict(ctx context.Context, pod *corev1.Pod) (Prediction, error) {
+	logger := klog.FromContext(ctx)
+	profile, fw := s.frameworkFor(pod)
+	pred := Prediction{Profile: profile, CurrentNode: pod.Spec.NodeName}
+	if fw == nil {
+		pred.Reason = fmt.Sprintf("no scheduler profile %q is simulated", profile)
+		return pred, nil
+	}
+	// Take the pod off its node for the simulation; put the node back as it was afterwards.
+	if ni := s.nodeInfo(pod.Spec.NodeName); ni != nil {
+		saved := *ni
+		*ni = *ni.SnapshotConcrete()
+		if err := ni.RemovePod(logger, pod); err != nil {
+			logger.V(4).Info("Pod not in the scheduler snapshot of its node", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "err", err)
+		}
+		defer func() { *ni = saved }()
+	}
+	candidate := replacementOf(pod)
+
+	state := framework.NewCycleState()
+	allNodes, err := s.snapshot.List()
+	if err != nil {
+		return pred, err
+	}
+	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
+	preRes, status, unschedulable := fw.RunPreFilterPlugins(ctx, state, candidate)
+	diagnosis.UnschedulablePlugins = unschedulable
+	if !status.IsSuccess() {
+		if !status.IsRejected() {
+			return pred, fmt.Errorf("PreFilter: %w", status.AsError())
+		}
+		diagnosis.NodeToStatus.SetAbsentNodesStatus(status)
+		diagnosis.PreFilterMsg = status.Message()
+		diagnosis.AddPluginStatus(status)
+		pred.Reason = (&framework.FitError{Pod: candidate, NumAllNodes: len(allNodes), Diagnosis: diagnosis}).Error()
+		return pred, nil
+	}
+	nodes := allNodes
+	if !preRes.AllNodes() {
+		nodes = make([]fwk.NodeInfo, 0, len(preRes.NodeNames))
+		for name := range preRes.NodeNames {
+			if ni, err := s.snapshot.Get(name); err == nil {
+				nodes = append(nodes, ni)
+			}
+		}
+		diagnosis.NodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unschedulable))))
+	}
+	feasible, evaluated, err := s.filter(ctx, fw, state, candidate, pred.CurrentNode, nodes, &diagnosis)
+	if err != nil {
+		return pred, err
+	}
+	pred.EvaluatedNodes = evaluated
+	pred.FeasibleNodes = len(feasible)
+	for _, ni := range feasible {
+		if ni.Node().Name == pred.CurrentNode {
+			pred.CurrentNodeFeasible = true
+		}
+	}
+	if len(feasible) == 0 {
+		pred.Reason = (&framework.FitError{Pod: candidate, NumAllNodes: len(allNodes), Diagnosis: diagnosis}).Error()
+		return pred, nil
+	}
+	pred.Feasible = true
+	scores, err := s.score(ctx, fw, state, candidate, feasible)
+	if err != nil {
+		return pred, err
+	}
+	best := scores[0]
+	for _, sc := range scores[1:] {
+		if sc.TotalScore > best.TotalScore || (sc.TotalScore == best.TotalScore && sc.Name < best.Name) {
+			best = sc
+		}
+	}
+	pred.Node, pred.Score = best.Name, best.TotalScore
+	for _, sc := range scores {
+		if sc.Name != pred.CurrentNode {
+			continue
+		}
+		pred.CurrentNodeScore = sc.TotalScore
+		if sc.TotalScore == best.TotalScore && best.Name != sc.Name {
+			// The scheduler breaks ties at random: the pod may well land back where it is.
+			pred.Node = sc.Name
+			pred.Reason = fmt.Sprintf("the current node ties with %s for the best score", best.Name)
+		}
+	}
+	return pred, nil
+}
+
+// replacementOf is the pod the owner would create in place of pod: same spec, not yet bound.
+func replacementOf(pod *corev1.Pod) *corev1.Pod {
+	p := pod.DeepCopy()
+	p.Spec.NodeName = ""
+	p.ResourceVersion = ""
+	p.DeletionTimestamp = nil
+	p.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	return p
+}
+
+// filter runs the Filter plugins over nodes from where the previous prediction stopped, in
+// parallel, until the scheduler's number of feasible nodes to find is reached, as the scheduler's
+// findNodesThatPassFilters does. The pod's current node is always evaluated, so a prediction never
+// misses that it fits where it is.
+func (s *Simulator) filter(ctx context.Context, fw framework.Framework, state fwk.CycleState, pod *corev1.Pod, currentNode string, nodes []fwk.NodeInfo, diagnosis *framework.Diagnosis) ([]fwk.NodeInfo, int, error) {
+	numAll := len(nodes)
+	if numAll == 0 {
+		return nil, 0, nil
+	}
+	numToFind := s.numFeasibleNodesToFind(fw.PercentageOfNodesToScore(), int32(numAll))
+	if !fw.HasScorePlugins() {
+		numToFind = 1
+	}
+	feasible := make([]fwk.NodeInfo, numToFind)
+	statuses := make([]*fwk.Status, numAll)
+	var feasibleLen atomic.Int32
+	var firstErr atomic.Pointer[error]
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := s.nextStart % numAll
+	check := func(i int) {
+		ni := nodes[(start+i)%numAll]
+		st := fw.RunFilterPlugins(ctx, state, pod, ni)
+		if st.Code() == fwk.Error {
+			err := st.AsError()
+			firstErr.CompareAndSwap(nil, &err)
+			cancel()
+			return
+		}
+		if st.IsSuccess() {
+			n := feasibleLen.Add(1)
+			if n > numToFind {
+				cancel()
+				feasibleLen.Add(-1)
+				return
+			}
+			feasible[n-1] = ni
+			return
+		}
+		statuses[i] = st
+	}
+	if fw.HasFilterPlugins() {
+		fw.Parallelizer().Until(ctx, numAll, check, "Filter")
+	} else {
+		for i := 0; i < int(numToFind); i++ {
+			feasible[i] = nodes[(start+i)%numAll]
+		}
+		feasibleLen.Store(numToFind)
+	}
+	if p := firstErr.Load(); p != nil {
+		return nil, 0, fmt.Errorf("Filter: %w", *p)
+	}
+	feasible = feasible[:feasibleLen.Load()]
+	evaluated := len(feasible)
+	currentSeen := false
+	for _, ni := range feasible {
+		currentSeen = currentSeen || ni.Node().Name == currentNode
+	}
+	for i, st := range statuses {
+		if st == nil {
+			continue
+		}
+		ni := nodes[(start+i)%numAll]
+		evaluated++
+		currentSeen = currentSeen || ni.Node().Name == currentNode
+		diagnosis.NodeToStatus.Set(ni.Node().Name, st)
+		diagnosis.AddPluginStatus(st)
+	}
+	s.nextStart = (start + evaluated) % numAll
+	if !currentSeen && currentNode != "" {
+		for _, ni := range nodes {
+			if ni.Node().Name != currentNode {
+				continue
+			}
+			evaluated++
+			st := fw.RunFilterPlugins(ctx, state, pod, ni)
+			switch {
+			case st.Code() == fwk.Error:
+				return nil, 0, fmt.Errorf("Filter: %w", st.AsError())
+			case st.IsSuccess():
+				feasible = append(feasible, ni)
+			default:
+				diagnosis.NodeToStatus.Set(currentNode, st)
+				diagnosis.AddPluginStatus(st)
+			}
+			break
+		}
+	}
+	return feasible, evaluated, nil
+}
+
+// numFeasibleNodesToFind is the scheduler's: all nodes up to 100, else percentageOfNodesToScore
+// (adaptive when 0: 50% minus 1% per 125 nodes, at least 5%), at least 100.
+func (s *Simulator) numFeasibleNodesToFind(profilePercentage *int32, numAll int32) int32 {
+	if numAll < minFeasibleNodesToFind {
+		return numAll
+	}
+	percentage := s.percentage
+	if profilePercentage != nil {
+		percentage = *profilePercentage
+	}
+	if percentage == 0 {
+		percentage = int32(50) - numAll/125
+		if percentage < minFeasibleNodesPercentageToFind {
+			percentage = minFeasibleNodesPercentageToFind
+		}
+	}
+	n := numAll * percentage / 100
+	if n < minFeasibleNodesToFind {
+		return minFeasibleNodesToFind
+	}
+	return n
+}
+
+// score runs PreScore and Score (with NormalizeScore and weights) over the feasible nodes.
+func (s *Simulator) score(ctx context.Context, fw framework.Framework, state fwk.CycleState, pod *corev1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, error) {
+	if !fw.HasScorePlugins() {
+		out := make([]fwk.NodePluginScores, len(nodes))
+		for i, ni := range nodes {
+			out[i] = fwk.NodePluginScores{Name: ni.Node().Name, TotalScore: 1}
+		}
+		return out, nil
+	}
+	if st := fw.RunPreScorePlugins(ctx, state, pod, nodes); !st.IsSuccess() {
+		return nil, fmt.Errorf("PreScore: %w", st.AsError())
+	}
+	scores, st := fw.RunScorePlugins(ctx, state, pod, nodes)
+	if !st.IsSuccess() {
+		return nil, fmt.Errorf("Score: %w", st.AsError())
+	}
+	return scores, nil
+}
+
+// Admit records that pod is about to be evicted and its replacement placed on node: for the rest
+// of the cycle the snapshot has the pod on node instead of its current node. It needs an open
+// cycle (BeginCycle); EndCycle reverts it.
+func (s *Simulator) Admit(ctx context.Context, pod *corev1.Pod, node string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.inCycle {
+		return errors.New("simulator: Admit outside a cycle")
+	}
+	if s.admitted.Has(string(pod.UID)) {
+		return fmt.Errorf("simulator: pod %s/%s was already admitted this cycle", pod.Namespace, pod.Name)
+	}
+	target := s.modify(node)
+	if target == nil {
+		return fmt.Errorf("simulator: node %q is not in the snapshot", node)
+	}
+	logger := klog.FromContext(ctx)
+	if origin := s.modify(pod.Spec.NodeName); origin != nil {
+		gen := origin.Generation
+		if err := origin.RemovePod(logger, pod); err != nil {
+			logger.V(4).Info("Pod not in the scheduler snapshot of its node", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "err", err)
+		}
+		origin.Generation = gen
+	}
+	moved := replacementOf(pod)
+	moved.Spec.NodeName = node
+	pi, err := framework.NewPodInfo(moved)
+	if err != nil {
+		return err
+	}
+	if err := s.snapshot.AssumePod(pi); err != nil {
+		return err
+	}
+	s.assumed = append(s.assumed, moved)
+	s.admitted.Insert(string(pod.UID))
+	return nil
+}
