@@ -20,3 +20,9 @@ var Samples embed.FS
 //
 //go:embed scheduler/config.yaml
 var SchedulerConfig []byte
+
+// DeschedulerPlaygroundPolicy is the DeschedulerPolicy the playground runs accord-descheduler with
+// (descheduler/playground-policy.yaml).
+//
+//go:embed descheduler/playground-policy.yaml
+var DeschedulerPlaygroundPolicy []byte

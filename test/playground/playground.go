@@ -23,6 +23,7 @@ import (
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/manifests"
+	deschedapp "github.com/accord-sched/accord/pkg/descheduler/app"
 	schedserver "github.com/accord-sched/accord/pkg/scheduler/server"
 	"github.com/accord-sched/accord/test/harness"
 )
@@ -41,6 +42,11 @@ type Options struct {
 	ReportTick time.Duration
 	// WithoutScheduler leaves accord-scheduler (and so the sample workloads) out.
 	WithoutScheduler bool
+	// WithoutDescheduler leaves accord-descheduler out.
+	WithoutDescheduler bool
+	// DeschedulingInterval is the descheduler's periodic interval (it also runs event-driven).
+	// Default 10s.
+	DeschedulingInterval time.Duration
 }
 
 // Playground is a running local cluster.
@@ -52,6 +58,8 @@ type Playground struct {
 	Nodes []string
 	// SchedulerConfig is the path of the KubeSchedulerConfiguration accord-scheduler runs with.
 	SchedulerConfig string
+	// DeschedulerPolicy is the path of the DeschedulerPolicy accord-descheduler runs with.
+	DeschedulerPolicy string
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -83,11 +91,12 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	p := &Playground{
-		Env:             env,
-		Kubeconfig:      filepath.Join(dir, "kubeconfig"),
-		SchedulerConfig: filepath.Join(dir, "scheduler-config.yaml"),
-		cancel:          cancel,
-		errs:            make(chan error, 4),
+		Env:               env,
+		Kubeconfig:        filepath.Join(dir, "kubeconfig"),
+		SchedulerConfig:   filepath.Join(dir, "scheduler-config.yaml"),
+		DeschedulerPolicy: filepath.Join(dir, "descheduler-policy.yaml"),
+		cancel:            cancel,
+		errs:              make(chan error, 4),
 	}
 	defer func() {
 		if err != nil {
@@ -138,6 +147,34 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 			return nil, err
 		}
 	}
+
+	if opts.WithoutDescheduler {
+		return p, nil
+	}
+	if opts.DeschedulingInterval == 0 {
+		opts.DeschedulingInterval = 10 * time.Second
+	}
+	if err := os.WriteFile(p.DeschedulerPolicy, manifests.DeschedulerPlaygroundPolicy, 0o644); err != nil {
+		return nil, err
+	}
+	ready := make(chan struct{})
+	p.run(ctx, "accord-descheduler", func(ctx context.Context) error {
+		return deschedapp.Run(ctx, deschedapp.Config{
+			Kubeconfig:           p.Kubeconfig,
+			PolicyConfigFile:     p.DeschedulerPolicy,
+			DeschedulingInterval: opts.DeschedulingInterval,
+			EventDriven:          true,
+			OnReady:              func() { close(ready) },
+		})
+	})
+	select {
+	case <-ready:
+	case err := <-p.errs:
+		return nil, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	logger.Info("accord-descheduler is running", "policy", p.DeschedulerPolicy, "interval", opts.DeschedulingInterval, "eventDriven", true)
 	return p, nil
 }
 
@@ -214,9 +251,13 @@ Accord playground is running.
   bin/kubectl get nodes,csres,nodemetrics
   bin/kubectl get pods -n demo -o wide
 
-accord-scheduler runs with %s.
+accord-scheduler runs with %s,
+accord-descheduler with %s.
+Make node-5 stop offering example.com/memory and watch its pods move to node-2:
+  bin/kubectl patch csres node-5 --type=merge -p '{"spec":{"resourcesFilter":{"example.com/memory":false}}}'
+
 Press Ctrl-C to stop.
-`, p.Kubeconfig, p.SchedulerConfig)
+`, p.Kubeconfig, p.SchedulerConfig, p.DeschedulerPolicy)
 	select {
 	case <-ctx.Done():
 		klog.FromContext(ctx).Info("Shutting down the playground")

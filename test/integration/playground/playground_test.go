@@ -12,6 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -123,6 +124,32 @@ func TestPlayground(t *testing.T) {
 		case app == "web" && pod.Spec.NodeName == "node-3":
 			t.Errorf("web pod %s on node-3, which is over its CPU threshold", pod.Name)
 		}
+	}
+
+	// The two binaries agree: once node-5 stops offering example.com/memory, accord-descheduler evicts
+	// the memory-hungry pods there and accord-scheduler places their replacements on node-2.
+	_, err = p.Env.Accord.SchedulingV1alpha1().ClusterScopedResources().Patch(ctx, "node-5", types.MergePatchType,
+		[]byte(`{"spec":{"resourcesFilter":{"example.com/memory":false}}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := harness.WaitFor(ctx, 45*time.Second, func(ctx context.Context) (bool, error) {
+		pods, err := client.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{LabelSelector: "app=memory-hungry"})
+		if err != nil {
+			return false, err
+		}
+		onNode2 := 0
+		for _, pod := range pods.Items {
+			if pod.Spec.NodeName == "node-5" {
+				return false, nil
+			}
+			if pod.Spec.NodeName == "node-2" && pod.Status.Phase == corev1.PodRunning {
+				onNode2++
+			}
+		}
+		return onNode2 == 3, nil
+	}); err != nil {
+		t.Fatalf("memory-hungry pods did not move off node-5 to node-2: %v", err)
 	}
 
 	// A Deployment's pods, bound to a node by hand, run; an evicted pod is recreated by its ReplicaSet.
