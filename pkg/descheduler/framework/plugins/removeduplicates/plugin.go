@@ -1,0 +1,152 @@
+package removeduplicates
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
+)
+
+// Name is the plugin's name.
+const Name = "RemoveDuplicates"
+
+// Plugin is the RemoveDuplicates plugin.
+//
+// +k8s:deepcopy-gen=false
+type Plugin struct {
+	h    framework.Handle
+	args *RemoveDuplicatesArgs
+	sel  *pluginutil.PodSelector
+}
+
+var _ framework.BalancePlugin = &Plugin{}
+
+// New builds the plugin from its (defaulted, validated) args.
+func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	args, ok := obj.(*RemoveDuplicatesArgs)
+	if !ok {
+		return nil, fmt.Errorf("%s: want args of type RemoveDuplicatesArgs, got %T", Name, obj)
+	}
+	sel, err := pluginutil.NewPodSelector(args.Namespaces, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Plugin{h: h, args: args, sel: sel}, nil
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return Name }
+
+// ownerKeys returns, for each owner of the pod, namespace/kind/name followed by the pod's sorted
+// container images: pods sharing a key are duplicates of each other.
+func (p *Plugin) ownerKeys(pod *corev1.Pod) []string {
+	if len(pod.OwnerReferences) == 0 {
+		return nil
+	}
+	images := make([]string, 0, len(pod.Spec.Containers))
+	for _, c := range pod.Spec.Containers {
+		images = append(images, c.Image)
+	}
+	slices.Sort(images)
+	keys := make([]string, 0, len(pod.OwnerReferences))
+	for _, o := range pod.OwnerReferences {
+		if slices.Contains(p.args.ExcludeOwnerKinds, o.Kind) {
+			return nil
+		}
+		keys = append(keys, strings.Join(append([]string{pod.Namespace, o.Kind, o.Name}, images...), "/"))
+	}
+	return keys
+}
+
+type ownerState struct {
+	total int
+	// dups are, per node, the pods beyond the first of this owner on the node.
+	dups  map[string][]*corev1.Pod
+	first *corev1.Pod
+}
+
+// Balance evicts, for every owner with several pods on one node, the pods above
+// ceil(owner's pods / nodes the owner could run on) on each node. Owners that could run on fewer
+// than two nodes are left alone.
+func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.Status {
+	logger := klog.FromContext(ctx)
+	ev := p.h.Evictor()
+	owners := map[string]*ownerState{}
+	var order []string
+	for _, node := range nodes {
+		pods, err := p.h.GetPodsAssignedToNode(node.Name, p.sel.Candidates(ev, false, nil))
+		if err != nil {
+			return framework.NewStatus(err)
+		}
+		seen := map[string]bool{}
+		for _, pod := range pods {
+			keys := p.ownerKeys(pod)
+			dup := len(keys) > 0
+			for _, k := range keys {
+				if !seen[k] {
+					dup = false
+				}
+			}
+			for _, k := range keys {
+				s := owners[k]
+				if s == nil {
+					s = &ownerState{dups: map[string][]*corev1.Pod{}, first: pod}
+					owners[k] = s
+				}
+				s.total++
+				if dup {
+					if len(s.dups[node.Name]) == 0 {
+						order = append(order, k+"\x00"+node.Name)
+					}
+					s.dups[node.Name] = append(s.dups[node.Name], pod)
+				}
+				seen[k] = true
+			}
+		}
+	}
+	targets := map[string]int{}
+	evicted := map[*corev1.Pod]bool{}
+	for _, entry := range order {
+		key, nodeName, _ := strings.Cut(entry, "\x00")
+		s := owners[key]
+		n, ok := targets[key]
+		if !ok {
+			checker := pluginutil.NewPlacementChecker(s.first)
+			for _, node := range nodes {
+				if checker.Allows(node) {
+					n++
+				}
+			}
+			targets[key] = n
+		}
+		if n < 2 {
+			logger.V(4).Info("Owner's pods could run on fewer than two nodes; not spreading them", "owner", key)
+			continue
+		}
+		upper := (s.total + n - 1) / n
+		dups := s.dups[nodeName]
+		excess := len(dups) + 1 - upper
+		for i := 0; i < excess && i < len(dups); i++ {
+			pod := dups[i]
+			if evicted[pod] {
+				continue
+			}
+			switch pluginutil.Evict(ctx, ev, pod, Name, fmt.Sprintf("%d pods of the same owner on node %s, at most %d wanted", len(dups)+1, nodeName, upper)) {
+			case pluginutil.Evicted:
+				evicted[pod] = true
+			case pluginutil.Stop:
+				return nil
+			case pluginutil.NodeFull:
+				i = len(dups)
+			}
+		}
+	}
+	return nil
+}
