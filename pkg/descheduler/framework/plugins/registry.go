@@ -16,41 +16,44 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatinginterpodantiaffinity"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatingnodeaffinity"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatingnodetaints"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatingtopologyspreadconstraint"
 )
 
 // NewInTreeRegistry returns a new registry of the in-tree plugins.
 func NewInTreeRegistry() framework.Registry {
 	return framework.Registry{
-		defaultevictor.Name:                          defaultevictor.New,
-		evictionapi.Name:                             evictionapi.New,
-		nodecrdresourcefit.Name:                      nodecrdresourcefit.New,
-		lownodeload.Name:                             lownodeload.New,
-		removepodsviolatingnodetaints.Name:           removepodsviolatingnodetaints.New,
-		removepodsviolatingnodeaffinity.Name:         removepodsviolatingnodeaffinity.New,
-		removepodshavingtoomanyrestarts.Name:         removepodshavingtoomanyrestarts.New,
-		podlifetime.Name:                             podlifetime.New,
-		removefailedpods.Name:                        removefailedpods.New,
-		lownodeutilization.Name:                      lownodeutilization.New,
-		highnodeutilization.Name:                     highnodeutilization.New,
-		removeduplicates.Name:                        removeduplicates.New,
-		removepodsviolatinginterpodantiaffinity.Name: removepodsviolatinginterpodantiaffinity.New,
+		defaultevictor.Name:                              defaultevictor.New,
+		evictionapi.Name:                                 evictionapi.New,
+		nodecrdresourcefit.Name:                          nodecrdresourcefit.New,
+		lownodeload.Name:                                 lownodeload.New,
+		removepodsviolatingnodetaints.Name:               removepodsviolatingnodetaints.New,
+		removepodsviolatingnodeaffinity.Name:             removepodsviolatingnodeaffinity.New,
+		removepodshavingtoomanyrestarts.Name:             removepodshavingtoomanyrestarts.New,
+		podlifetime.Name:                                 podlifetime.New,
+		removefailedpods.Name:                            removefailedpods.New,
+		lownodeutilization.Name:                          lownodeutilization.New,
+		highnodeutilization.Name:                         highnodeutilization.New,
+		removeduplicates.Name:                            removeduplicates.New,
+		removepodsviolatinginterpodantiaffinity.Name:     removepodsviolatinginterpodantiaffinity.New,
+		removepodsviolatingtopologyspreadconstraint.Name: removepodsviolatingtopologyspreadconstraint.New,
 	}
 }
 
 // NewInTreeArgs returns the args types of the in-tree plugins.
 func NewInTreeArgs() framework.ArgsTypes {
 	return framework.ArgsTypes{
-		defaultevictor.Name:                          &defaultevictor.DefaultEvictorArgs{},
-		nodecrdresourcefit.Name:                      &nodecrdresourcefit.NodeCRDResourceFitArgs{},
-		lownodeload.Name:                             &lownodeload.LowNodeLoadArgs{},
-		removepodsviolatingnodetaints.Name:           &removepodsviolatingnodetaints.RemovePodsViolatingNodeTaintsArgs{},
-		removepodsviolatingnodeaffinity.Name:         &removepodsviolatingnodeaffinity.RemovePodsViolatingNodeAffinityArgs{},
-		removepodshavingtoomanyrestarts.Name:         &removepodshavingtoomanyrestarts.RemovePodsHavingTooManyRestartsArgs{},
-		podlifetime.Name:                             &podlifetime.PodLifeTimeArgs{},
-		removefailedpods.Name:                        &removefailedpods.RemoveFailedPodsArgs{},
-		lownodeutilization.Name:                      &lownodeutilization.LowNodeUtilizationArgs{},
-		highnodeutilization.Name:                     &highnodeutilization.HighNodeUtilizationArgs{},
-		removeduplicates.Name:                        &removeduplicates.RemoveDuplicatesArgs{},
-		removepodsviolatinginterpodantiaffinity.Name: &removepodsviolatinginterpodantiaffinity.RemovePodsViolatingInterPodAntiAffinityArgs{},
+		defaultevictor.Name:                              &defaultevictor.DefaultEvictorArgs{},
+		nodecrdresourcefit.Name:                          &nodecrdresourcefit.NodeCRDResourceFitArgs{},
+		lownodeload.Name:                                 &lownodeload.LowNodeLoadArgs{},
+		removepodsviolatingnodetaints.Name:               &removepodsviolatingnodetaints.RemovePodsViolatingNodeTaintsArgs{},
+		removepodsviolatingnodeaffinity.Name:             &removepodsviolatingnodeaffinity.RemovePodsViolatingNodeAffinityArgs{},
+		removepodshavingtoomanyrestarts.Name:             &removepodshavingtoomanyrestarts.RemovePodsHavingTooManyRestartsArgs{},
+		podlifetime.Name:                                 &podlifetime.PodLifeTimeArgs{},
+		removefailedpods.Name:                            &removefailedpods.RemoveFailedPodsArgs{},
+		lownodeutilization.Name:                          &lownodeutilization.LowNodeUtilizationArgs{},
+		highnodeutilization.Name:                         &highnodeutilization.HighNodeUtilizationArgs{},
+		removeduplicates.Name:                            &removeduplicates.RemoveDuplicatesArgs{},
+		removepodsviolatinginterpodantiaffinity.Name:     &removepodsviolatinginterpodantiaffinity.RemovePodsViolatingInterPodAntiAffinityArgs{},
+		removepodsviolatingtopologyspreadconstraint.Name: &removepodsviolatingtopologyspreadconstraint.RemovePodsViolatingTopologySpreadConstraintArgs{},
 	}
 }

@@ -1,0 +1,259 @@
+package removepodsviolatingtopologyspreadconstraint
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
+)
+
+// Name is the plugin's name.
+const Name = "RemovePodsViolatingTopologySpreadConstraint"
+
+// Plugin is the RemovePodsViolatingTopologySpreadConstraint plugin.
+//
+// +k8s:deepcopy-gen=false
+type Plugin struct {
+	h      framework.Handle
+	args   *RemovePodsViolatingTopologySpreadConstraintArgs
+	sel    *pluginutil.PodSelector
+	fitter *pluginutil.Fitter
+}
+
+var _ framework.BalancePlugin = &Plugin{}
+
+// New builds the plugin from its (defaulted, validated) args.
+func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	args, ok := obj.(*RemovePodsViolatingTopologySpreadConstraintArgs)
+	if !ok {
+		return nil, fmt.Errorf("%s: want args of type RemovePodsViolatingTopologySpreadConstraintArgs, got %T", Name, obj)
+	}
+	sel, err := pluginutil.NewPodSelector(args.Namespaces, args.LabelSelector)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	return &Plugin{h: h, args: args, sel: sel, fitter: pluginutil.NewFitter(h)}, nil
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return Name }
+
+// constraint is one distinct spread constraint of a namespace, with a pod that declares it.
+type constraint struct {
+	c        corev1.TopologySpreadConstraint
+	selector labels.Selector
+	owner    *corev1.Pod
+}
+
+type domain struct {
+	value string
+	nodes []*corev1.Node
+	pods  []*corev1.Pod
+	size  int
+	done  bool
+}
+
+// selectorFor is the constraint's selector with its matchLabelKeys bound to the owner's labels, as
+// the scheduler reads it.
+func selectorFor(c *corev1.TopologySpreadConstraint, owner *corev1.Pod) (labels.Selector, error) {
+	sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range c.MatchLabelKeys {
+		if v, ok := owner.Labels[key]; ok {
+			r, err := labels.NewRequirement(key, selection.Equals, []string{v})
+			if err != nil {
+				return nil, err
+			}
+			sel = sel.Add(*r)
+		}
+	}
+	return sel, nil
+}
+
+// Balance evicts, per namespace and constraint, pods from the most crowded domains until every
+// domain is within maxSkew of the least crowded one (counting domains of eligible nodes without pods).
+func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.Status {
+	logger := klog.FromContext(ctx)
+	ev := p.h.Evictor()
+	byNS := map[string][]*corev1.Pod{}
+	nodeOf := make(map[string]*corev1.Node, len(nodes))
+	for _, n := range nodes {
+		nodeOf[n.Name] = n
+		pods, err := p.h.GetPodsAssignedToNode(n.Name, func(pod *corev1.Pod) bool {
+			return !pluginutil.IsFinished(pod) && p.sel.NamespaceOK(pod.Namespace)
+		})
+		if err != nil {
+			return framework.NewStatus(err)
+		}
+		for _, pod := range pods {
+			byNS[pod.Namespace] = append(byNS[pod.Namespace], pod)
+		}
+	}
+	chosen := map[*corev1.Pod]string{}
+	var order []*corev1.Pod
+	namespaces := make([]string, 0, len(byNS))
+	for ns := range byNS {
+		namespaces = append(namespaces, ns)
+	}
+	slices.Sort(namespaces)
+	for _, ns := range namespaces {
+		for _, c := range p.constraints(byNS[ns]) {
+			order = append(order, p.balance(ctx, c, byNS[ns], nodes, nodeOf, chosen, ev)...)
+		}
+	}
+	if len(order) > 0 {
+		logger.V(3).Info("Pods to move to balance topology spread", "pods", len(order))
+	}
+	pluginutil.EvictAll(ctx, ev, order, Name, func(pod *corev1.Pod) string { return chosen[pod] })
+	return nil
+}
+
+// constraints returns the distinct constraints the namespace's pods declare, of the kinds the args
+// select.
+func (p *Plugin) constraints(pods []*corev1.Pod) []constraint {
+	seen := map[string]bool{}
+	var out []constraint
+	for _, pod := range pods {
+		for i := range pod.Spec.TopologySpreadConstraints {
+			c := pod.Spec.TopologySpreadConstraints[i]
+			if !slices.Contains(p.args.Constraints, c.WhenUnsatisfiable) {
+				continue
+			}
+			sel, err := selectorFor(&c, pod)
+			if err != nil {
+				continue
+			}
+			key := fmt.Sprintf("%s|%d|%s|%d|%s|%s", c.TopologyKey, c.MaxSkew, sel.String(), ptr.Deref(c.MinDomains, 0),
+				ptr.Deref(c.NodeAffinityPolicy, ""), ptr.Deref(c.NodeTaintsPolicy, ""))
+			if c.NodeAffinityPolicy == nil || *c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor {
+				// Eligible nodes depend on the owner's affinity.
+				key += "|" + fmt.Sprint(pod.Spec.NodeSelector)
+				if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+					key += a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.String()
+				}
+			}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, constraint{c: c, selector: sel, owner: pod})
+		}
+	}
+	return out
+}
+
+func (p *Plugin) balance(ctx context.Context, c constraint, pods []*corev1.Pod, nodes []*corev1.Node, nodeOf map[string]*corev1.Node,
+	chosen map[*corev1.Pod]string, ev framework.Evictor) []*corev1.Pod {
+	honorAffinity := c.c.NodeAffinityPolicy == nil || *c.c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
+	honorTaints := c.c.NodeTaintsPolicy != nil && *c.c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
+	affinity := nodeaffinity.GetRequiredNodeAffinity(c.owner)
+	domains := map[string]*domain{}
+	for _, n := range nodes {
+		v, ok := n.Labels[c.c.TopologyKey]
+		if !ok {
+			continue
+		}
+		if honorAffinity {
+			if m, err := affinity.Match(n); err != nil || !m {
+				continue
+			}
+		}
+		if honorTaints && !pluginutil.TaintsTolerated(n, c.owner) {
+			continue
+		}
+		d := domains[v]
+		if d == nil {
+			d = &domain{value: v}
+			domains[v] = d
+		}
+		d.nodes = append(d.nodes, n)
+	}
+	if len(domains) < 2 {
+		return nil
+	}
+	for _, pod := range pods {
+		n := nodeOf[pod.Spec.NodeName]
+		if n == nil || !c.selector.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		d := domains[n.Labels[c.c.TopologyKey]]
+		if d == nil || d.nodes == nil || !slices.Contains(d.nodes, n) {
+			continue
+		}
+		d.size++
+		if _, taken := chosen[pod]; !taken && p.sel.Matches(pod) && ev.Filter(pod) {
+			d.pods = append(d.pods, pod)
+		}
+	}
+	list := make([]*domain, 0, len(domains))
+	for _, d := range domains {
+		pluginutil.SortByPriorityLowToHigh(d.pods)
+		list = append(list, d)
+	}
+	globalMin := func() int {
+		if c.c.MinDomains != nil && len(list) < int(*c.c.MinDomains) {
+			return 0
+		}
+		m := list[0].size
+		for _, d := range list {
+			m = min(m, d.size)
+		}
+		return m
+	}
+	var moved []*corev1.Pod
+	for {
+		slices.SortFunc(list, func(a, b *domain) int {
+			if c := cmp.Compare(a.size, b.size); c != 0 {
+				return c
+			}
+			return strings.Compare(a.value, b.value)
+		})
+		var largest *domain
+		for i := len(list) - 1; i >= 0; i-- {
+			if !list[i].done {
+				largest = list[i]
+				break
+			}
+		}
+		smallest := list[0]
+		if largest == nil || largest.size-globalMin() <= int(c.c.MaxSkew) || largest == smallest {
+			return moved
+		}
+		var pick *corev1.Pod
+		for len(largest.pods) > 0 && pick == nil {
+			cand := largest.pods[0]
+			largest.pods = largest.pods[1:]
+			if !*p.args.TopologyBalanceNodeFit {
+				pick = cand
+				break
+			}
+			if _, fits := p.fitter.FitsAnyOther(cand, smallest.nodes, nil); fits {
+				pick = cand
+			}
+		}
+		if pick == nil {
+			largest.done = true
+			continue
+		}
+		largest.size--
+		smallest.size++
+		chosen[pick] = fmt.Sprintf("topology spread on %s: domain %s is %d over maxSkew %d", c.c.TopologyKey, largest.value, largest.size+1-globalMin(), c.c.MaxSkew)
+		klog.FromContext(ctx).V(4).Info("Pod chosen to rebalance topology spread", "pod", klog.KObj(pick), "from", largest.value, "to", smallest.value)
+		moved = append(moved, pick)
+	}
+}
