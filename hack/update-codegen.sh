@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates everything derived from apis/: deepcopy, defaulters and conversions (for every package
-# that asks for them), the typed clientset, listers, informers and apply configurations of the CRD
-# groups into pkg/generated/, and the CRD manifests into manifests/crds/.
+# Regenerates everything derived from the API types: deepcopy, defaulters and conversions (for every
+# package under apis/, pkg/descheduler/framework/plugins/ and cmd/examples/ that asks for them), the
+# typed clientset, listers, informers and apply configurations of the CRD groups into pkg/generated/,
+# and the CRD manifests into manifests/crds/.
 #
 # The generators come from the k8s.io/code-generator and sigs.k8s.io/controller-tools versions pinned
 # in go.mod; nothing is downloaded but Go modules.
@@ -26,9 +27,14 @@ export GOWORK=off
 # shellcheck source=/dev/null
 source "$CODEGEN_DIR/kube_codegen.sh"
 
-kube::codegen::gen_helpers \
-  --boilerplate "$BOILERPLATE" \
-  "$ROOT/apis"
+# Deepcopy/defaulter/conversion wherever a package asks for it: the API types, and the args types
+# that descheduler plugins (in-tree and the out-of-tree example) keep in their own folders.
+for dir in apis pkg/descheduler/framework/plugins cmd/examples; do
+  [ -d "$ROOT/$dir" ] || continue
+  kube::codegen::gen_helpers \
+    --boilerplate "$BOILERPLATE" \
+    "$ROOT/$dir"
+done
 
 kube::codegen::gen_client \
   --with-watch \

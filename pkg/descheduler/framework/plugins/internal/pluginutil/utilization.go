@@ -120,6 +120,8 @@ func Capacity(nodes []*NodeUsage, resources []corev1.ResourceName, pct map[corev
 	return out
 }
 
+// +k8s:deepcopy-gen=false
+//
 // Mover evicts pods from source nodes onto the capacity of destination nodes: the shared core of
 // LowNodeUtilization and HighNodeUtilization.
 type Mover struct {
