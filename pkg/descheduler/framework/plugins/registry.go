@@ -17,6 +17,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatingnodeaffinity"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatingnodetaints"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatingtopologyspreadconstraint"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
 )
 
 // NewInTreeRegistry returns a new registry of the in-tree plugins.
@@ -36,6 +37,7 @@ func NewInTreeRegistry() framework.Registry {
 		removeduplicates.Name:                            removeduplicates.New,
 		removepodsviolatinginterpodantiaffinity.Name:     removepodsviolatinginterpodantiaffinity.New,
 		removepodsviolatingtopologyspreadconstraint.Name: removepodsviolatingtopologyspreadconstraint.New,
+		schedulersimulation.Name:                         schedulersimulation.New,
 	}
 }
 
@@ -55,5 +57,6 @@ func NewInTreeArgs() framework.ArgsTypes {
 		removeduplicates.Name:                            &removeduplicates.RemoveDuplicatesArgs{},
 		removepodsviolatinginterpodantiaffinity.Name:     &removepodsviolatinginterpodantiaffinity.RemovePodsViolatingInterPodAntiAffinityArgs{},
 		removepodsviolatingtopologyspreadconstraint.Name: &removepodsviolatingtopologyspreadconstraint.RemovePodsViolatingTopologySpreadConstraintArgs{},
+		schedulersimulation.Name:                         &schedulersimulation.SchedulerSimulationArgs{},
 	}
 }

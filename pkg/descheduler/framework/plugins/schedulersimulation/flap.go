@@ -1,0 +1,196 @@
+package schedulersimulation
+
+import (
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+)
+
+// ownerOf returns the UID of the pod's controller ("" for a bare pod).
+func ownerOf(pod *corev1.Pod) types.UID {
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		return ref.UID
+	}
+	return ""
+}
+
+// eviction is an admitted eviction, remembered for the flap window.
+type eviction struct {
+	pod       types.UID
+	from      string
+	predicted string
+	at        time.Time
+	// gone: the evicted pod was seen deleted or terminating, so the eviction happened.
+	gone bool
+}
+
+type ownerNode struct {
+	owner types.UID
+	node  string
+}
+
+type backoff struct {
+	level    int
+	until    time.Time
+	lastFlap time.Time
+}
+
+// Landing is what a replacement pod's binding says about an eviction.
+type Landing struct {
+	// Matched: the pod is the replacement of a remembered eviction.
+	Matched bool
+	// From, Predicted and Node: where the evicted pod was, where the simulation predicted its
+	// replacement, where the replacement landed.
+	From, Predicted, Node string
+	// Flap: the replacement landed back on From; Backoff is the backoff that started.
+	Flap    bool
+	Backoff time.Duration
+}
+
+// flapMemory remembers admitted evictions per owner and, when a replacement lands back on the
+// node its predecessor was evicted from, backs off further evictions of that owner from that node:
+// base, 2×base, 4×base… up to max, the level resetting once a whole window passes without a flap.
+type flapMemory struct {
+	clock             clock.PassiveClock
+	window, base, max time.Duration
+
+	mu        sync.Mutex
+	evictions map[types.UID][]*eviction
+	backoffs  map[ownerNode]*backoff
+}
+
+func newFlapMemory(c clock.PassiveClock, window, base, max time.Duration) *flapMemory {
+	return &flapMemory{clock: c, window: window, base: base, max: max,
+		evictions: map[types.UID][]*eviction{}, backoffs: map[ownerNode]*backoff{}}
+}
+
+// Evicting records an admitted eviction of pod, whose replacement is predicted on predicted.
+func (f *flapMemory) Evicting(pod *corev1.Pod, predicted string) {
+	owner := ownerOf(pod)
+	if owner == "" {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expire()
+	f.evictions[owner] = append(f.evictions[owner], &eviction{pod: pod.UID, from: pod.Spec.NodeName, predicted: predicted, at: f.clock.Now()})
+}
+
+// Gone records that pod was deleted or is terminating.
+func (f *flapMemory) Gone(pod *corev1.Pod) {
+	owner := ownerOf(pod)
+	if owner == "" {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range f.evictions[owner] {
+		if e.pod == pod.UID {
+			e.gone = true
+		}
+	}
+}
+
+// Bound judges a pod just bound to a node: if it replaces an evicted pod of the same owner (the
+// oldest one that is gone and that it was created after), that eviction is settled, and a landing
+// back on the evicted pod's node starts or extends the backoff of the owner on that node.
+func (f *flapMemory) Bound(pod *corev1.Pod) Landing {
+	owner := ownerOf(pod)
+	if owner == "" || pod.Spec.NodeName == "" {
+		return Landing{}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expire()
+	list := f.evictions[owner]
+	for i, e := range list {
+		// Creation timestamps have a resolution of one second.
+		if !e.gone || e.pod == pod.UID || pod.CreationTimestamp.Time.Before(e.at.Truncate(time.Second)) {
+			continue
+		}
+		f.evictions[owner] = append(list[:i:i], list[i+1:]...)
+		l := Landing{Matched: true, From: e.from, Predicted: e.predicted, Node: pod.Spec.NodeName}
+		if l.Node == e.from {
+			l.Flap = true
+			l.Backoff = f.flap(ownerNode{owner, e.from})
+		}
+		return l
+	}
+	return Landing{}
+}
+
+func (f *flapMemory) flap(key ownerNode) time.Duration {
+	now := f.clock.Now()
+	b := f.backoffs[key]
+	if b == nil || now.Sub(b.lastFlap) > f.window {
+		b = &backoff{}
+		f.backoffs[key] = b
+	}
+	b.level++
+	d := f.base
+	for i := 1; i < b.level && d < f.max; i++ {
+		d *= 2
+	}
+	d = min(d, f.max)
+	b.lastFlap = now
+	b.until = now.Add(d)
+	return d
+}
+
+// BlockedUntil reports whether evictions of pod's owner from the node pod is on are backing off,
+// and until when.
+func (f *flapMemory) BlockedUntil(pod *corev1.Pod) (time.Time, bool) {
+	owner := ownerOf(pod)
+	if owner == "" {
+		return time.Time{}, false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b := f.backoffs[ownerNode{owner, pod.Spec.NodeName}]
+	if b == nil || !f.clock.Now().Before(b.until) {
+		return time.Time{}, false
+	}
+	return b.until, true
+}
+
+// Active counts the owner/node pairs backing off now.
+func (f *flapMemory) Active() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.clock.Now()
+	n := 0
+	for _, b := range f.backoffs {
+		if now.Before(b.until) {
+			n++
+		}
+	}
+	return n
+}
+
+// expire forgets evictions older than the window and backoffs that are over and whose last flap
+// is older than the window.
+func (f *flapMemory) expire() {
+	now := f.clock.Now()
+	for owner, list := range f.evictions {
+		kept := list[:0]
+		for _, e := range list {
+			if now.Sub(e.at) <= f.window {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == 0 {
+			delete(f.evictions, owner)
+		} else {
+			f.evictions[owner] = kept
+		}
+	}
+	for key, b := range f.backoffs {
+		if !now.Before(b.until) && now.Sub(b.lastFlap) > f.window {
+			delete(f.backoffs, key)
+		}
+	}
+}

@@ -1,0 +1,376 @@
+package schedulersimulation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/simulator"
+)
+
+// Name is the plugin's name in the registry and in policies.
+const Name = "SchedulerSimulation"
+
+// cycleGap: without the runtime calling BeginCycle/EndCycle, a preEvictionFilter call after this
+// long without one starts a new cycle (the moves admitted in the previous one are reverted).
+const cycleGap = time.Second
+
+// Verdicts.
+const (
+	VerdictEvict   = "evict"
+	VerdictBlocked = "blocked"
+)
+
+// NodeVerdicter is implemented by a deschedule or balance plugin that can tell whether a pod, once
+// placed on node, would itself be flagged by it (and evicted again). SchedulerSimulation refuses an
+// eviction whose predicted node a registered NodeVerdicter flags. Register one with
+// AddNodeVerdicter; the runtime is meant to register every enabled plugin of the profile that
+// implements it.
+type NodeVerdicter interface {
+	NodeVerdict(pod *corev1.Pod, node *corev1.Node) (flagged bool, reason string)
+}
+
+// CycleHook is implemented by SchedulerSimulation for the runtime to call at the start and end of
+// every descheduling cycle. Until the runtime does, a cycle is taken to start at the first
+// preEvictionFilter call after a pause of a second.
+type CycleHook interface {
+	BeginCycle(ctx context.Context)
+	EndCycle(ctx context.Context)
+}
+
+// Decision is the plugin's verdict on one eviction candidate, for logs, Events and explain.
+type Decision struct {
+	Namespace, Pod string
+	Profile        string
+	Verdict        string
+	Reason         string
+	Message        string
+	Prediction     simulator.Prediction
+}
+
+// Plugin is the SchedulerSimulation plugin.
+type Plugin struct {
+	handle  framework.Handle
+	args    *SchedulerSimulationArgs
+	sim     *simulator.Simulator
+	flaps   *flapMemory
+	metrics *Metrics
+	clock   clock.PassiveClock
+	ctx     context.Context
+	cancel  context.CancelFunc
+
+	mu        sync.Mutex
+	hooked    bool
+	open      bool
+	lastCall  time.Time
+	verdicts  []namedVerdicter
+	decisions map[types.UID]Decision
+}
+
+type namedVerdicter struct {
+	name string
+	v    NodeVerdicter
+}
+
+var (
+	_ framework.EvictorPlugin = (*Plugin)(nil)
+	_ CycleHook               = (*Plugin)(nil)
+)
+
+// New builds the plugin from its args (defaulted and validated by the policy decoder) and the
+// profile's Handle. It builds kube-scheduler's framework for every profile of the scheduler
+// configuration over the Handle's informers; they must be started (the runtime does) before the
+// first simulation.
+func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	args, ok := obj.(*SchedulerSimulationArgs)
+	if !ok {
+		return nil, fmt.Errorf("want args of type SchedulerSimulationArgs, got %T", obj)
+	}
+	return NewWithClock(args, h, clock.RealClock{})
+}
+
+// NewWithClock is New with a clock for the flap memory and the cycle detection.
+func NewWithClock(args *SchedulerSimulationArgs, h framework.Handle, c clock.PassiveClock) (*Plugin, error) {
+	args = args.DeepCopy()
+	args.SetDefaults()
+	if errs := args.Validate(field.NewPath(Name + "Args")); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	cfg, err := simulator.LoadConfig(args.SchedulerConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	logger := klog.Background().WithName(Name).WithValues("profile", h.ProfileName())
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	opts := simulator.Options{
+		Config:          cfg,
+		FallbackProfile: args.Profile,
+		Client:          h.ClientSet(),
+		InformerFactory: h.SharedInformerFactory(),
+	}
+	if af := h.AccordInformerFactory(); af != nil {
+		opts.AccordInformerFactory = af
+		opts.OutOfTreeRegistry = simulator.AccordRegistry(af, h.SharedInformerFactory())
+	}
+	sim, err := simulator.New(ctx, opts)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	p := &Plugin{
+		handle: h, args: args, sim: sim, metrics: newMetrics(), clock: c, ctx: ctx, cancel: cancel,
+		flaps:     newFlapMemory(c, args.FlapWindow.Duration, args.BackoffBase.Duration, args.BackoffMax.Duration),
+		decisions: map[types.UID]Decision{},
+	}
+	if _, err := h.SharedInformerFactory().Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { p.podAdded(obj) },
+		UpdateFunc: p.podUpdated,
+		DeleteFunc: p.podDeleted,
+	}); err != nil {
+		cancel()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return Name }
+
+// Metrics returns the plugin's metrics, to register with the descheduler's registry.
+func (p *Plugin) Metrics() *Metrics { return p.metrics }
+
+// Simulator returns the plugin's simulator.
+func (p *Plugin) Simulator() *simulator.Simulator { return p.sim }
+
+// Close stops the simulator's goroutines.
+func (p *Plugin) Close() error {
+	p.cancel()
+	return nil
+}
+
+// AddNodeVerdicter registers the plugin named name as a judge of predicted nodes.
+func (p *Plugin) AddNodeVerdicter(name string, v NodeVerdicter) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.verdicts = append(p.verdicts, namedVerdicter{name, v})
+}
+
+// BeginCycle starts a cycle: the simulation snapshot is brought up to date and the decisions of
+// the previous cycle are forgotten.
+func (p *Plugin) BeginCycle(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hooked = true
+	p.beginLocked(ctx)
+}
+
+// EndCycle reverts the moves admitted in the cycle.
+func (p *Plugin) EndCycle(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hooked = true
+	p.sim.EndCycle(ctx)
+	p.open = false
+}
+
+func (p *Plugin) beginLocked(ctx context.Context) {
+	if err := p.sim.BeginCycle(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Starting a simulation cycle")
+		p.open = false
+		return
+	}
+	p.open = true
+	clear(p.decisions)
+	p.metrics.BackoffsActive.WithLabelValues(p.handle.ProfileName()).Set(float64(p.flaps.Active()))
+}
+
+// Filter lets a pod through unless evictions of its owner from its node are backing off.
+func (p *Plugin) Filter(pod *corev1.Pod) bool {
+	_, blocked := p.flaps.BlockedUntil(pod)
+	return !blocked
+}
+
+// PreEvictionFilter admits the eviction of pod only if kube-scheduler, simulated, would place its
+// replacement on another node that no registered NodeVerdicter flags, and evictions of its owner
+// from its node are not backing off. An admitted pod moves, in the simulation, to its predicted
+// node for the rest of the cycle.
+func (p *Plugin) PreEvictionFilter(pod *corev1.Pod) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ctx := p.ctx
+	now := p.clock.Now()
+	if !p.hooked && (!p.open || now.Sub(p.lastCall) > cycleGap) {
+		p.beginLocked(ctx)
+	}
+	p.lastCall = now
+	d := p.decide(ctx, pod)
+	p.decisions[pod.UID] = d
+	p.metrics.Decisions.WithLabelValues(p.handle.ProfileName(), d.Verdict, d.Reason).Inc()
+	logger := klog.FromContext(ctx)
+	kv := []any{"pod", klog.KObj(pod), "node", pod.Spec.NodeName, "verdict", d.Verdict, "reason", d.Reason,
+		"predictedNode", d.Prediction.Node, "score", d.Prediction.Score, "currentNodeScore", d.Prediction.CurrentNodeScore,
+		"schedulerProfile", d.Prediction.Profile}
+	if d.Verdict == VerdictEvict {
+		logger.V(1).Info("Eviction admitted by the scheduler simulation", kv...)
+	} else {
+		logger.V(2).Info("Eviction blocked by the scheduler simulation", append(kv, "message", d.Message)...)
+	}
+	return d.Verdict == VerdictEvict
+}
+
+func (p *Plugin) decide(ctx context.Context, pod *corev1.Pod) Decision {
+	d := Decision{Namespace: pod.Namespace, Pod: pod.Name, Profile: p.handle.ProfileName(), Verdict: VerdictBlocked}
+	if until, blocked := p.flaps.BlockedUntil(pod); blocked {
+		d.Reason = ReasonFlapBackoff
+		d.Message = fmt.Sprintf("a replacement of its owner landed back on %s; evictions from it back off until %s", pod.Spec.NodeName, until.UTC().Format(time.RFC3339))
+		return d
+	}
+	start := time.Now()
+	pred, err := p.sim.Predict(ctx, pod)
+	p.metrics.Duration.WithLabelValues(p.handle.ProfileName()).Observe(time.Since(start).Seconds())
+	d.Prediction = pred
+	switch {
+	case err != nil:
+		d.Reason, d.Message = ReasonError, err.Error()
+		return d
+	case !pred.Feasible:
+		d.Reason, d.Message = ReasonInfeasible, pred.Reason
+		return d
+	case !pred.Moves():
+		d.Reason = ReasonSameNode
+		d.Message = fmt.Sprintf("the scheduler would place the replacement back on %s (score %d)", pred.Node, pred.Score)
+		if pred.Reason != "" {
+			d.Message += ": " + pred.Reason
+		}
+		return d
+	}
+	if len(p.verdicts) > 0 {
+		node, err := p.handle.SharedInformerFactory().Core().V1().Nodes().Lister().Get(pred.Node)
+		if err != nil {
+			d.Reason, d.Message = ReasonError, err.Error()
+			return d
+		}
+		for _, v := range p.verdicts {
+			if flagged, why := v.v.NodeVerdict(pod, node); flagged {
+				d.Reason = ReasonFlagged
+				d.Message = fmt.Sprintf("%s would flag the pod on its predicted node %s: %s", v.name, pred.Node, why)
+				return d
+			}
+		}
+	}
+	if err := p.sim.Admit(ctx, pod, pred.Node); err != nil {
+		d.Reason, d.Message = ReasonError, err.Error()
+		return d
+	}
+	p.flaps.Evicting(pod, pred.Node)
+	d.Verdict, d.Reason = VerdictEvict, ReasonAdmitted
+	d.Message = EvictionMessage(pred)
+	return d
+}
+
+// EvictionMessage describes an admitted eviction's prediction, for the pod's Event.
+func EvictionMessage(pred simulator.Prediction) string {
+	msg := fmt.Sprintf("scheduler simulation (profile %s): replacement predicted on %s with score %d", pred.Profile, pred.Node, pred.Score)
+	if pred.CurrentNodeFeasible {
+		msg += fmt.Sprintf(" (current node %s: %d)", pred.CurrentNode, pred.CurrentNodeScore)
+	} else {
+		msg += fmt.Sprintf(" (current node %s does not fit)", pred.CurrentNode)
+	}
+	return msg
+}
+
+// Decision returns the decision taken on a pod in the current cycle.
+func (p *Plugin) Decision(pod *corev1.Pod) (Decision, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d, ok := p.decisions[pod.UID]
+	return d, ok
+}
+
+// EvictionMessage returns the prediction of an admitted pod for its eviction Event ("" when the
+// pod was not admitted in this cycle). The evictor is meant to append it to the Event's message.
+func (p *Plugin) EvictionMessage(pod *corev1.Pod) string {
+	if d, ok := p.Decision(pod); ok && d.Verdict == VerdictEvict {
+		return d.Message
+	}
+	return ""
+}
+
+// Decisions returns the decisions of the current cycle, sorted by namespace and name.
+func (p *Plugin) Decisions() []Decision {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Decision, 0, len(p.decisions))
+	for _, d := range p.decisions {
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b Decision) int {
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Pod, b.Pod)
+	})
+	return out
+}
+
+func (p *Plugin) podAdded(obj any) {
+	if pod, ok := obj.(*corev1.Pod); ok && pod.Spec.NodeName != "" {
+		p.landed(pod)
+	}
+}
+
+func (p *Plugin) podUpdated(oldObj, newObj any) {
+	oldPod, ok1 := oldObj.(*corev1.Pod)
+	pod, ok2 := newObj.(*corev1.Pod)
+	if !ok1 || !ok2 {
+		return
+	}
+	if pod.DeletionTimestamp != nil && oldPod.DeletionTimestamp == nil {
+		p.flaps.Gone(pod)
+	}
+	if oldPod.Spec.NodeName == "" && pod.Spec.NodeName != "" {
+		p.landed(pod)
+	}
+}
+
+func (p *Plugin) podDeleted(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if pod, ok := obj.(*corev1.Pod); ok {
+		p.flaps.Gone(pod)
+	}
+}
+
+func (p *Plugin) landed(pod *corev1.Pod) {
+	l := p.flaps.Bound(pod)
+	if !l.Matched {
+		return
+	}
+	profile := p.handle.ProfileName()
+	logger := klog.FromContext(p.ctx)
+	result := "predicted"
+	if l.Node != l.Predicted {
+		result = "elsewhere"
+	}
+	p.metrics.Landings.WithLabelValues(profile, result).Inc()
+	if l.Flap {
+		p.metrics.Flaps.WithLabelValues(profile, pod.Namespace).Inc()
+		p.metrics.BackoffsActive.WithLabelValues(profile).Set(float64(p.flaps.Active()))
+		logger.Info("Replacement landed back on the node its predecessor was evicted from; backing off", "pod", klog.KObj(pod), "node", l.Node, "predictedNode", l.Predicted, "backoff", l.Backoff)
+		return
+	}
+	logger.V(2).Info("Replacement of an evicted pod bound", "pod", klog.KObj(pod), "node", l.Node, "from", l.From, "predictedNode", l.Predicted)
+}
