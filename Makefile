@@ -6,12 +6,16 @@ GO        ?= go
 BIN       ?= bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0)
 GIT_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
-# Stamp component-base's version so --version and /version report Accord's.
+# Stamp component-base's version so --version and /version report the build. component-base requires a
+# semantic version and kube-scheduler checks it against the Kubernetes version it emulates, so Accord's
+# own version rides as build metadata on the Kubernetes release it is built on.
+K8S_VERSION := $(shell sed -n 's/^\tk8s.io\/kubernetes \(v[0-9.]*\)$$/\1/p' go.mod)
 VERSION_PKG := k8s.io/component-base/version
-LDFLAGS   := -X $(VERSION_PKG).gitVersion=$(VERSION) -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) \
+LDFLAGS   := -X $(VERSION_PKG).gitVersion=$(K8S_VERSION)+accord.$(VERSION) -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) \
              -X $(VERSION_PKG).gitTreeState=$(if $(findstring dirty,$(VERSION)),dirty,clean) \
              -X $(VERSION_PKG).buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ) \
-             -X $(VERSION_PKG).gitMajor=0 -X $(VERSION_PKG).gitMinor=1
+             -X $(VERSION_PKG).gitMajor=$(word 1,$(subst ., ,$(patsubst v%,%,$(K8S_VERSION)))) \
+             -X $(VERSION_PKG).gitMinor=$(word 2,$(subst ., ,$(patsubst v%,%,$(K8S_VERSION))))
 # Integration packages run twice in one process to prove tests and the harness leave nothing behind.
 INTEGRATION_COUNT ?= 2
 TEST_FLAGS ?=
