@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 
@@ -33,11 +34,17 @@ type envOptions struct {
 	config      *schedconfig.KubeSchedulerConfiguration
 	accord      []runtime.Object
 	parallelism int
+	// quiet: log through klog's global logger (verbosity 0) instead of the test's.
+	quiet bool
 }
 
 func newTestEnv(t testing.TB, o envOptions, objs ...any) *testEnv {
 	t.Helper()
 	logger, ctx := ktesting.NewTestContext(t)
+	if o.quiet {
+		logger = klog.Background()
+		ctx = klog.NewContext(context.Background(), logger)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
 	client := fake.NewClientset()
