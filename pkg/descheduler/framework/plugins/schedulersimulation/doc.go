@@ -8,6 +8,4 @@
 // evictions never count on the same free room. A flap memory watches replacements: when one lands
 // back on the node its predecessor was evicted from within the window, further evictions of that
 // owner from that node back off exponentially. See README.md.
-//
-// +k8s:deepcopy-gen=package
 package schedulersimulation

@@ -3,5 +3,5 @@
 // (namespaces, labelSelector, the profile's evictor filters), the eviction loop that honours the
 // per-cycle limits, pod ordering, and the "fits another node" check.
 //
-// +k8s:deepcopy-gen=package
+// Only the arg types carry deepcopy-gen tags: the rest of the package is code, not API.
 package pluginutil

@@ -6,6 +6,8 @@ import (
 
 // Namespaces limits a plugin to some namespaces (Include) or keeps it away from some (Exclude); at
 // most one of the two may be set. It is the upstream descheduler's `namespaces` arg.
+//
+// +k8s:deepcopy-gen=true
 type Namespaces struct {
 	Include []string `json:"include,omitempty"`
 	Exclude []string `json:"exclude,omitempty"`

@@ -14,6 +14,8 @@ import (
 
 // NodeUsage is a node with the requests of the pods bound to it (the scheduler's view of its
 // utilization), in milli-units per resource; the "pods" resource counts pods.
+//
+// +k8s:deepcopy-gen=false
 type NodeUsage struct {
 	Node  *corev1.Node
 	Pods  []*corev1.Pod
@@ -120,10 +122,10 @@ func Capacity(nodes []*NodeUsage, resources []corev1.ResourceName, pct map[corev
 	return out
 }
 
-// +k8s:deepcopy-gen=false
-//
 // Mover evicts pods from source nodes onto the capacity of destination nodes: the shared core of
 // LowNodeUtilization and HighNodeUtilization.
+//
+// +k8s:deepcopy-gen=false
 type Mover struct {
 	Handle    framework.Handle
 	Plugin    string
