@@ -1,13 +1,15 @@
 // Command out-of-tree is a custom descheduler: Accord's in-tree plugins plus one of its own,
-// PodLifeTime, registered with app.WithPlugin together with its args type. Enable it in a policy:
+// EvictMarked, registered with app.WithPlugin together with its args type. Enable it in a policy:
 //
 //	profiles:
-//	- name: lifetime
+//	- name: marked
 //	  pluginConfig:
-//	  - name: PodLifeTime
-//	    args: {maxPodLifeTimeSeconds: 86400}
+//	  - name: EvictMarked
+//	    args: {labelKey: accord.dev/evict}
 //	  plugins:
-//	    deschedule: {enabled: [PodLifeTime]}
+//	    deschedule: {enabled: [EvictMarked]}
+//
+// and mark a pod: kubectl label pod NAME accord.dev/evict=true
 package main
 
 import (
@@ -15,13 +17,13 @@ import (
 
 	"k8s.io/component-base/cli"
 
-	"github.com/accord-sched/accord/cmd/examples/out-of-tree/podlifetime"
+	"github.com/accord-sched/accord/cmd/examples/out-of-tree/evictmarked"
 	"github.com/accord-sched/accord/pkg/descheduler/app"
 )
 
 func main() {
 	cmd := app.NewDeschedulerCommand(
-		app.WithPlugin(podlifetime.Name, podlifetime.New, &podlifetime.PodLifeTimeArgs{}),
+		app.WithPlugin(evictmarked.Name, evictmarked.New, &evictmarked.EvictMarkedArgs{}),
 	)
 	cmd.Use = "out-of-tree-descheduler"
 	os.Exit(cli.Run(cmd))

@@ -351,12 +351,12 @@ func TestEventTriggeredControllerEvictsWithinOneSecond(t *testing.T) {
 }
 
 // TestOutOfTreeExampleRuns builds the out-of-tree example and runs one cycle of it against the
-// control plane, with its PodLifeTime plugin evicting the test's pods.
+// control plane, with its EvictMarked plugin evicting the test's labelled pods.
 func TestOutOfTreeExampleRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a binary")
 	}
-	f := newFixture(t, 1, 0, 2)
+	f := newFixture(t, 1, 2, 1)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "out-of-tree")
 	build := exec(t, "go", "build", "-o", bin, "github.com/accord-sched/accord/cmd/examples/out-of-tree")
@@ -373,28 +373,30 @@ kind: DeschedulerPolicy
 nodeSelector: "test.accord.dev/ns=%s"
 maxNoOfPodsToEvictTotal: 1
 profiles:
-- name: lifetime
+- name: marked
   pluginConfig:
-  - name: PodLifeTime
-    args: {maxPodLifeTimeSeconds: 1, namespaces: [%s]}
+  - name: EvictMarked
+    args: {labelKey: %s, namespaces: [%s]}
   - name: DefaultEvictor
     args: {podProtections: {defaultDisabled: [BarePods]}}
   plugins:
-    deschedule: {enabled: [PodLifeTime]}
-`, f.ns, f.ns)
+    deschedule: {enabled: [EvictMarked]}
+`, f.ns, VictimLabel, f.ns)
 	if err := os.WriteFile(policy, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond) // let the pods pass their 1s lifetime
 	run := exec(t, bin, "--kubeconfig", kubeconfig, "--policy-config-file", policy, "--descheduling-interval", "0", "--secure-port", "0", "-v", "2")
 	out, err := run.CombinedOutput()
 	if err != nil {
 		t.Fatalf("out-of-tree descheduler: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "Evicted pod") || !strings.Contains(string(out), "PodLifeTime") {
-		t.Errorf("no eviction by PodLifeTime in the output:\n%s", out)
+	if !strings.Contains(string(out), "Evicted pod") || !strings.Contains(string(out), "EvictMarked") {
+		t.Errorf("no eviction by EvictMarked in the output:\n%s", out)
 	}
-	if got := present(t, f.others); len(got) != 1 {
-		t.Errorf("want exactly one pod evicted (total limit 1), %v remain", got)
+	if got := present(t, f.victims); len(got) != 1 {
+		t.Errorf("want exactly one marked pod evicted (total limit 1), %v remain", got)
+	}
+	if got := present(t, f.others); len(got) != len(f.others) {
+		t.Errorf("unmarked pods were evicted: %v remain of %d", got, len(f.others))
 	}
 }
