@@ -381,6 +381,8 @@ profiles:
     args: {podProtections: {defaultDisabled: [BarePods]}}
   plugins:
     deschedule: {enabled: [EvictMarked]}
+    # One node: the scheduler simulation would rightly block every eviction (nowhere else to go).
+    preEvictionFilter: {disabled: [SchedulerSimulation]}
 `, f.ns, VictimLabel, f.ns)
 	if err := os.WriteFile(policy, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
