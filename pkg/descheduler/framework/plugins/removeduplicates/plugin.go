@@ -44,25 +44,41 @@ func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return Name }
 
-// ownerKeys returns, for each owner of the pod, namespace/kind/name followed by the pod's sorted
-// container images: pods sharing a key are duplicates of each other.
-func (p *Plugin) ownerKeys(pod *corev1.Pod) []string {
+// ownerKey identifies pods that duplicate each other: same namespace, owner and container images.
+type ownerKey struct {
+	namespace, kind, name string
+	// images are the pod's container images, sorted and joined (the single image, without
+	// allocating, for the usual one-container pod).
+	images string
+}
+
+func (k ownerKey) String() string { return k.namespace + "/" + k.kind + "/" + k.name + "/" + k.images }
+
+// ownerKeys appends to dst one key per owner of the pod; none for a bare pod or one owned by an
+// excluded kind.
+func (p *Plugin) ownerKeys(dst []ownerKey, pod *corev1.Pod) []ownerKey {
 	if len(pod.OwnerReferences) == 0 {
-		return nil
+		return dst
 	}
-	images := make([]string, 0, len(pod.Spec.Containers))
-	for _, c := range pod.Spec.Containers {
-		images = append(images, c.Image)
+	var images string
+	if len(pod.Spec.Containers) == 1 {
+		images = pod.Spec.Containers[0].Image
+	} else {
+		list := make([]string, 0, len(pod.Spec.Containers))
+		for _, c := range pod.Spec.Containers {
+			list = append(list, c.Image)
+		}
+		slices.Sort(list)
+		images = strings.Join(list, "/")
 	}
-	slices.Sort(images)
-	keys := make([]string, 0, len(pod.OwnerReferences))
+	start := len(dst)
 	for _, o := range pod.OwnerReferences {
 		if slices.Contains(p.args.ExcludeOwnerKinds, o.Kind) {
-			return nil
+			return dst[:start]
 		}
-		keys = append(keys, strings.Join(append([]string{pod.Namespace, o.Kind, o.Name}, images...), "/"))
+		dst = append(dst, ownerKey{namespace: pod.Namespace, kind: o.Kind, name: o.Name, images: images})
 	}
-	return keys
+	return dst
 }
 
 type ownerState struct {
@@ -78,16 +94,22 @@ type ownerState struct {
 func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.Status {
 	logger := klog.FromContext(ctx)
 	ev := p.h.Evictor()
-	owners := map[string]*ownerState{}
-	var order []string
+	type dupEntry struct {
+		key  ownerKey
+		node string
+	}
+	owners := map[ownerKey]*ownerState{}
+	var order []dupEntry
+	var keys []ownerKey
+	seen := map[ownerKey]bool{}
 	for _, node := range nodes {
 		pods, err := p.h.GetPodsAssignedToNode(node.Name, p.sel.Candidates(ev, false, nil))
 		if err != nil {
 			return framework.NewStatus(err)
 		}
-		seen := map[string]bool{}
+		clear(seen)
 		for _, pod := range pods {
-			keys := p.ownerKeys(pod)
+			keys = p.ownerKeys(keys[:0], pod)
 			dup := len(keys) > 0
 			for _, k := range keys {
 				if !seen[k] {
@@ -103,7 +125,7 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 				s.total++
 				if dup {
 					if len(s.dups[node.Name]) == 0 {
-						order = append(order, k+"\x00"+node.Name)
+						order = append(order, dupEntry{key: k, node: node.Name})
 					}
 					s.dups[node.Name] = append(s.dups[node.Name], pod)
 				}
@@ -111,10 +133,10 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 			}
 		}
 	}
-	targets := map[string]int{}
+	targets := map[ownerKey]int{}
 	evicted := map[*corev1.Pod]bool{}
 	for _, entry := range order {
-		key, nodeName, _ := strings.Cut(entry, "\x00")
+		key, nodeName := entry.key, entry.node
 		s := owners[key]
 		n, ok := targets[key]
 		if !ok {
@@ -127,7 +149,7 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 			targets[key] = n
 		}
 		if n < 2 {
-			logger.V(4).Info("Owner's pods could run on fewer than two nodes; not spreading them", "owner", key)
+			logger.V(4).Info("Owner's pods could run on fewer than two nodes; not spreading them", "owner", key.String())
 			continue
 		}
 		upper := (s.total + n - 1) / n

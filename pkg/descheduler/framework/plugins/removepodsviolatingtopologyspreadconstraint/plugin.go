@@ -104,22 +104,26 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 			byNS[pod.Namespace] = append(byNS[pod.Namespace], pod)
 		}
 	}
-	chosen := map[*corev1.Pod]string{}
-	var order []*corev1.Pod
+	chosen := map[*corev1.Pod]bool{}
 	namespaces := make([]string, 0, len(byNS))
 	for ns := range byNS {
 		namespaces = append(namespaces, ns)
 	}
 	slices.Sort(namespaces)
+	moved := 0
 	for _, ns := range namespaces {
 		for _, c := range p.constraints(byNS[ns]) {
-			order = append(order, p.balance(ctx, c, byNS[ns], nodes, nodeOf, chosen, ev)...)
+			n, stop := p.balance(ctx, c, byNS[ns], nodes, nodeOf, chosen, ev)
+			moved += n
+			if stop {
+				logger.V(3).Info("Eviction limit reached", "evicted", moved)
+				return nil
+			}
 		}
 	}
-	if len(order) > 0 {
-		logger.V(3).Info("Pods to move to balance topology spread", "pods", len(order))
+	if moved > 0 {
+		logger.V(3).Info("Pods evicted to balance topology spread", "evicted", moved)
 	}
-	pluginutil.EvictAll(ctx, ev, order, Name, func(pod *corev1.Pod) string { return chosen[pod] })
 	return nil
 }
 
@@ -157,8 +161,10 @@ func (p *Plugin) constraints(pods []*corev1.Pod) []constraint {
 	return out
 }
 
+// balance evicts pods of the constraint's most crowded domains, one at a time, while the skew is too
+// large. It returns how many it evicted and whether the cycle's total limit was reached.
 func (p *Plugin) balance(ctx context.Context, c constraint, pods []*corev1.Pod, nodes []*corev1.Node, nodeOf map[string]*corev1.Node,
-	chosen map[*corev1.Pod]string, ev framework.Evictor) []*corev1.Pod {
+	chosen map[*corev1.Pod]bool, ev framework.Evictor) (int, bool) {
 	honorAffinity := c.c.NodeAffinityPolicy == nil || *c.c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
 	honorTaints := c.c.NodeTaintsPolicy != nil && *c.c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
 	affinity := nodeaffinity.GetRequiredNodeAffinity(c.owner)
@@ -184,7 +190,7 @@ func (p *Plugin) balance(ctx context.Context, c constraint, pods []*corev1.Pod, 
 		d.nodes = append(d.nodes, n)
 	}
 	if len(domains) < 2 {
-		return nil
+		return 0, false
 	}
 	for _, pod := range pods {
 		n := nodeOf[pod.Spec.NodeName]
@@ -196,7 +202,7 @@ func (p *Plugin) balance(ctx context.Context, c constraint, pods []*corev1.Pod, 
 			continue
 		}
 		d.size++
-		if _, taken := chosen[pod]; !taken && p.sel.Matches(pod) && ev.Filter(pod) {
+		if !chosen[pod] && p.sel.Matches(pod) && ev.Filter(pod) {
 			d.pods = append(d.pods, pod)
 		}
 	}
@@ -215,7 +221,7 @@ func (p *Plugin) balance(ctx context.Context, c constraint, pods []*corev1.Pod, 
 		}
 		return m
 	}
-	var moved []*corev1.Pod
+	moved := 0
 	for {
 		slices.SortFunc(list, func(a, b *domain) int {
 			if c := cmp.Compare(a.size, b.size); c != 0 {
@@ -232,7 +238,7 @@ func (p *Plugin) balance(ctx context.Context, c constraint, pods []*corev1.Pod, 
 		}
 		smallest := list[0]
 		if largest == nil || largest.size-globalMin() <= int(c.c.MaxSkew) || largest == smallest {
-			return moved
+			return moved, false
 		}
 		var pick *corev1.Pod
 		for len(largest.pods) > 0 && pick == nil {
@@ -250,10 +256,19 @@ func (p *Plugin) balance(ctx context.Context, c constraint, pods []*corev1.Pod, 
 			largest.done = true
 			continue
 		}
-		largest.size--
-		smallest.size++
-		chosen[pick] = fmt.Sprintf("topology spread on %s: domain %s is %d over maxSkew %d", c.c.TopologyKey, largest.value, largest.size+1-globalMin(), c.c.MaxSkew)
-		klog.FromContext(ctx).V(4).Info("Pod chosen to rebalance topology spread", "pod", klog.KObj(pick), "from", largest.value, "to", smallest.value)
-		moved = append(moved, pick)
+		chosen[pick] = true
+		reason := fmt.Sprintf("topology spread on %s: domain %s has %d pods, %d more than the least crowded (maxSkew %d)",
+			c.c.TopologyKey, largest.value, largest.size, largest.size-globalMin(), c.c.MaxSkew)
+		switch pluginutil.Evict(ctx, ev, pick, Name, reason) {
+		case pluginutil.Evicted:
+			klog.FromContext(ctx).V(4).Info("Pod evicted to rebalance topology spread", "pod", klog.KObj(pick), "from", largest.value, "to", smallest.value)
+			largest.size--
+			smallest.size++
+			moved++
+		case pluginutil.Stop:
+			return moved, true
+		case pluginutil.NamespaceFull:
+			return moved, false
+		}
 	}
 }

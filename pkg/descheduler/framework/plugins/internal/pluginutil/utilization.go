@@ -25,21 +25,40 @@ type NodeUsage struct {
 }
 
 // PodRequest returns the pod's requests for resources as Kubernetes computes them
-// (component-helpers' PodRequests: containers, init containers, overhead), in milli-units; "pods"
-// is 1000 (one pod).
+// (component-helpers' PodRequests: containers, init containers, overhead, pod-level requests), in
+// milli-units; "pods" is 1000 (one pod).
 func PodRequest(pod *corev1.Pod, resources []corev1.ResourceName) map[corev1.ResourceName]int64 {
-	all := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	out := make(map[corev1.ResourceName]int64, len(resources))
+	AddPodRequest(out, pod, resources, 1)
+	return out
+}
+
+// AddPodRequest adds sign times the pod's requests for resources (see PodRequest) to sum. A pod
+// with only regular containers (no init containers, overhead or pod-level requests), for which
+// PodRequests is the plain sum of the containers' requests, is summed without allocating.
+func AddPodRequest(sum map[corev1.ResourceName]int64, pod *corev1.Pod, resources []corev1.ResourceName, sign int64) {
+	if len(pod.Spec.InitContainers) > 0 || pod.Spec.Overhead != nil || pod.Spec.Resources != nil {
+		all := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+		for _, r := range resources {
+			if r == corev1.ResourcePods {
+				sum[r] += sign * 1000
+			} else if q, ok := all[r]; ok {
+				sum[r] += sign * q.MilliValue()
+			}
+		}
+		return
+	}
 	for _, r := range resources {
 		if r == corev1.ResourcePods {
-			out[r] = 1000
+			sum[r] += sign * 1000
 			continue
 		}
-		if q, ok := all[r]; ok {
-			out[r] = q.MilliValue()
+		for i := range pod.Spec.Containers {
+			if q, ok := pod.Spec.Containers[i].Resources.Requests[r]; ok {
+				sum[r] += sign * q.MilliValue()
+			}
 		}
 	}
-	return out
 }
 
 // NodeUsages computes the usage of each node from the pods bound to it that have not finished.
@@ -52,9 +71,7 @@ func NodeUsages(h framework.Handle, nodes []*corev1.Node, resources []corev1.Res
 		}
 		u := &NodeUsage{Node: n, Pods: pods, Usage: make(map[corev1.ResourceName]int64, len(resources))}
 		for _, p := range pods {
-			for r, v := range PodRequest(p, resources) {
-				u.Usage[r] += v
-			}
+			AddPodRequest(u.Usage, p, resources, 1)
 		}
 		u.updatePercent(resources)
 		out = append(out, u)
