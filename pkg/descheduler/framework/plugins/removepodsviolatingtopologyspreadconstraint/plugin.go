@@ -56,6 +56,15 @@ type constraint struct {
 	c        corev1.TopologySpreadConstraint
 	selector labels.Selector
 	owner    *corev1.Pod
+	// eligibility identifies the set of eligible nodes: the topology key, and the owner's node
+	// affinity or tolerations when the policies honour them.
+	eligibility string
+}
+
+// eligibleNodes are the nodes a constraint counts, by domain value.
+type eligibleNodes struct {
+	byValue map[string][]*corev1.Node
+	node    map[string]string // node name -> domain value
 }
 
 type domain struct {
@@ -111,9 +120,15 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 	}
 	slices.Sort(namespaces)
 	moved := 0
+	eligible := map[string]*eligibleNodes{}
 	for _, ns := range namespaces {
 		for _, c := range p.constraints(byNS[ns]) {
-			n, stop := p.balance(ctx, c, byNS[ns], nodes, nodeOf, chosen, ev)
+			e := eligible[c.eligibility]
+			if e == nil {
+				e = eligibleFor(c, nodes)
+				eligible[c.eligibility] = e
+			}
+			n, stop := p.balance(ctx, c, e, byNS[ns], nodeOf, chosen, ev)
 			moved += n
 			if stop {
 				logger.V(3).Info("Eviction limit reached", "evicted", moved)
@@ -142,33 +157,37 @@ func (p *Plugin) constraints(pods []*corev1.Pod) []constraint {
 			if err != nil {
 				continue
 			}
-			key := fmt.Sprintf("%s|%d|%s|%d|%s|%s", c.TopologyKey, c.MaxSkew, sel.String(), ptr.Deref(c.MinDomains, 0),
-				ptr.Deref(c.NodeAffinityPolicy, ""), ptr.Deref(c.NodeTaintsPolicy, ""))
+			eligibility := c.TopologyKey
 			if c.NodeAffinityPolicy == nil || *c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor {
 				// Eligible nodes depend on the owner's affinity.
-				key += "|" + fmt.Sprint(pod.Spec.NodeSelector)
+				if len(pod.Spec.NodeSelector) > 0 {
+					eligibility += "|selector:" + fmt.Sprint(pod.Spec.NodeSelector)
+				}
 				if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-					key += a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.String()
+					eligibility += "|affinity:" + a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.String()
 				}
 			}
+			if c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
+				eligibility += "|tolerations:" + fmt.Sprint(pod.Spec.Tolerations)
+			}
+			key := fmt.Sprintf("%s|%d|%s|%d", eligibility, c.MaxSkew, sel.String(), ptr.Deref(c.MinDomains, 0))
 			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			out = append(out, constraint{c: c, selector: sel, owner: pod})
+			out = append(out, constraint{c: c, selector: sel, owner: pod, eligibility: eligibility})
 		}
 	}
 	return out
 }
 
-// balance evicts pods of the constraint's most crowded domains, one at a time, while the skew is too
-// large. It returns how many it evicted and whether the cycle's total limit was reached.
-func (p *Plugin) balance(ctx context.Context, c constraint, pods []*corev1.Pod, nodes []*corev1.Node, nodeOf map[string]*corev1.Node,
-	chosen map[*corev1.Pod]bool, ev framework.Evictor) (int, bool) {
+// eligibleFor returns the nodes the constraint counts, by domain: nodes with the topology key and,
+// as the policies say, matching the owner's required node affinity and tolerated by it.
+func eligibleFor(c constraint, nodes []*corev1.Node) *eligibleNodes {
 	honorAffinity := c.c.NodeAffinityPolicy == nil || *c.c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
 	honorTaints := c.c.NodeTaintsPolicy != nil && *c.c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
 	affinity := nodeaffinity.GetRequiredNodeAffinity(c.owner)
-	domains := map[string]*domain{}
+	e := &eligibleNodes{byValue: map[string][]*corev1.Node{}, node: map[string]string{}}
 	for _, n := range nodes {
 		v, ok := n.Labels[c.c.TopologyKey]
 		if !ok {
@@ -182,25 +201,29 @@ func (p *Plugin) balance(ctx context.Context, c constraint, pods []*corev1.Pod, 
 		if honorTaints && !pluginutil.TaintsTolerated(n, c.owner) {
 			continue
 		}
-		d := domains[v]
-		if d == nil {
-			d = &domain{value: v}
-			domains[v] = d
-		}
-		d.nodes = append(d.nodes, n)
+		e.byValue[v] = append(e.byValue[v], n)
+		e.node[n.Name] = v
 	}
-	if len(domains) < 2 {
+	return e
+}
+
+// balance evicts pods of the constraint's most crowded domains, one at a time, while the skew is too
+// large. It returns how many it evicted and whether the cycle's total limit was reached.
+func (p *Plugin) balance(ctx context.Context, c constraint, e *eligibleNodes, pods []*corev1.Pod, nodeOf map[string]*corev1.Node,
+	chosen map[*corev1.Pod]bool, ev framework.Evictor) (int, bool) {
+	if len(e.byValue) < 2 {
 		return 0, false
 	}
+	domains := make(map[string]*domain, len(e.byValue))
+	for v, nodes := range e.byValue {
+		domains[v] = &domain{value: v, nodes: nodes}
+	}
 	for _, pod := range pods {
-		n := nodeOf[pod.Spec.NodeName]
-		if n == nil || !c.selector.Matches(labels.Set(pod.Labels)) {
+		v, ok := e.node[pod.Spec.NodeName]
+		if !ok || !c.selector.Matches(labels.Set(pod.Labels)) {
 			continue
 		}
-		d := domains[n.Labels[c.c.TopologyKey]]
-		if d == nil || d.nodes == nil || !slices.Contains(d.nodes, n) {
-			continue
-		}
+		d := domains[v]
 		d.size++
 		if !chosen[pod] && p.sel.Matches(pod) && ev.Filter(pod) {
 			d.pods = append(d.pods, pod)

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/highnodeutilization"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
@@ -181,7 +182,7 @@ func BenchmarkCycle(b *testing.B) {
 			measure(b, func() error { return run(ctx, pl, all).AsError() })
 		})
 	}
-	b.Run("StandardProfile", func(b *testing.B) {
+	profile := func(b *testing.B) {
 		var pls []framework.Plugin
 		for _, p := range standard() {
 			pls = append(pls, build(b, p))
@@ -200,5 +201,14 @@ func BenchmarkCycle(b *testing.B) {
 			}
 			return nil
 		})
+	}
+	b.Run("StandardProfile", profile)
+	// The same with standard.yaml's limits (5 per node, 100 in total), as a deployment would run it.
+	b.Run("StandardProfileWithLimits", func(b *testing.B) {
+		unlimited := env.Evictor.Limiter
+		perNode, total := 5, 100
+		env.Evictor.Limiter = evictions.NewLimiter(evictions.Limits{PerNode: &perNode, Total: &total})
+		defer func() { env.Evictor.Limiter = unlimited }()
+		profile(b)
 	})
 }

@@ -17,6 +17,14 @@ type ViolationFunc func(node *corev1.Node, pod *corev1.Pod) (reason string, viol
 // the rule, and evicts them lowest priority first, moving on past node and namespace limits and
 // stopping at the cycle's total limit.
 func EvictViolators(ctx context.Context, h framework.Handle, nodes []*corev1.Node, sel *PodSelector, includeFinished bool, plugin string, violates ViolationFunc) *framework.Status {
+	return EvictConfirmedViolators(ctx, h, nodes, sel, includeFinished, plugin, violates, nil)
+}
+
+// EvictConfirmedViolators is EvictViolators with a second, expensive check (e.g. "fits another
+// node") that runs only for a violator about to be evicted, so a cycle that reaches its eviction
+// limit does not pay for the violators it would not have evicted anyway. confirm's reason, when it
+// confirms, replaces violates'.
+func EvictConfirmedViolators(ctx context.Context, h framework.Handle, nodes []*corev1.Node, sel *PodSelector, includeFinished bool, plugin string, violates, confirm ViolationFunc) *framework.Status {
 	logger := klog.FromContext(ctx)
 	ev := h.Evictor()
 	fullNS := map[string]bool{}
@@ -41,8 +49,16 @@ func EvictViolators(ctx context.Context, h framework.Handle, nodes []*corev1.Nod
 			if fullNS[pod.Namespace] {
 				continue
 			}
-			logger.V(4).Info("Pod violates the plugin's rule", "pod", klog.KObj(pod), "node", node.Name, "reason", reasons[pod])
-			switch Evict(ctx, ev, pod, plugin, reasons[pod]) {
+			reason := reasons[pod]
+			if confirm != nil {
+				r, ok := confirm(node, pod)
+				if !ok {
+					continue
+				}
+				reason = r
+			}
+			logger.V(4).Info("Pod violates the plugin's rule", "pod", klog.KObj(pod), "node", node.Name, "reason", reason)
+			switch Evict(ctx, ev, pod, plugin, reason) {
 			case Stop:
 				return nil
 			case NodeFull:
