@@ -89,13 +89,16 @@ func TestDeploymentArgsParse(t *testing.T) {
 	if err := cmd.ParseFlags(c.Args); err != nil {
 		t.Fatalf("args %v: %v", c.Args, err)
 	}
-	for _, want := range []string{"--leader-elect=true", "--policy-config-file=/policy-dir/policy.yaml"} {
+	for _, want := range []string{"--leader-elect=true", "--policy-config-file=/policy-dir/policy.yaml", "--scheduler-config-file=/etc/accord-scheduler/scheduler-config.yaml"} {
 		if !slices.Contains(c.Args, want) {
 			t.Errorf("missing %s", want)
 		}
 	}
 	if d.Spec.Template.Spec.ServiceAccountName != "accord-descheduler" || d.Spec.Template.Spec.Volumes[0].ConfigMap.Name != "accord-descheduler-policy" {
 		t.Error("deployment does not use the service account and the policy ConfigMap")
+	}
+	if vs := d.Spec.Template.Spec.Volumes; len(vs) < 2 || vs[1].ConfigMap == nil || vs[1].ConfigMap.Name != "accord-scheduler-config" {
+		t.Error("deployment does not mount accord-scheduler's ConfigMap for the scheduler simulation")
 	}
 }
 
@@ -126,6 +129,10 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		{"policy", "poddisruptionbudgets", "watch"}, {"scheduling.k8s.io", "priorityclasses", "list"},
 		{"scheduling.accord.dev", "clusterscopedresources", "watch"}, {"slo.accord.dev", "nodemetrics", "watch"},
 		{"events.k8s.io", "events", "create"},
+		// The simulated kube-scheduler plugins.
+		{"", "services", "watch"}, {"apps", "replicasets", "watch"}, {"", "persistentvolumeclaims", "watch"},
+		{"storage.k8s.io", "csinodes", "watch"}, {"resource.k8s.io", "resourceclaims", "watch"},
+		{"resource.k8s.io", "resourceslices", "watch"}, {"resource.k8s.io", "deviceclasses", "watch"},
 	} {
 		if !allows(cluster.Rules, need[0], need[1], need[2]) {
 			t.Errorf("ClusterRole lacks %v", need)

@@ -162,6 +162,7 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 		return deschedapp.Run(ctx, deschedapp.Config{
 			Kubeconfig:           p.Kubeconfig,
 			PolicyConfigFile:     p.DeschedulerPolicy,
+			SchedulerConfigFile:  p.SchedulerConfig,
 			DeschedulingInterval: opts.DeschedulingInterval,
 			EventDriven:          true,
 			OnReady:              func() { close(ready) },

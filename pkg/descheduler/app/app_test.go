@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
 )
 
 type noop struct{}
@@ -87,5 +88,58 @@ func TestRunRejectsBadPolicy(t *testing.T) {
 	err := Run(context.Background(), Config{PolicyConfigFile: path, Kubeconfig: "/nonexistent"})
 	if err == nil || !strings.Contains(err.Error(), "profiles[0].plugins.deschedule.enabled[0]") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// --scheduler-config-file fills in the schedulerConfigFile of the SchedulerSimulation plugin that
+// policy defaulting enables, and leaves one set in the policy alone.
+func TestSchedulerConfigFileFillsSimulationArgs(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "policy.yaml")
+	doc := `apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: defaulted
+  plugins:
+    balance: {enabled: [RemoveDuplicates]}
+- name: explicit
+  pluginConfig:
+  - name: SchedulerSimulation
+    args: {schedulerConfigFile: OWN}
+  plugins:
+    balance: {enabled: [RemoveDuplicates]}
+    filter: {enabled: [DefaultEvictor]}
+    preEvictionFilter: {enabled: [DefaultEvictor, SchedulerSimulation]}
+`
+	sched, own := filepath.Join(dir, "sched.yaml"), filepath.Join(dir, "own.yaml")
+	for _, f := range []string{sched, own} {
+		if err := os.WriteFile(f, []byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(doc, "OWN", own, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewDeschedulerCommand().ParseFlags([]string{"--scheduler-config-file=" + sched}); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := LoadPolicy(path, sched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{sched, own}
+	for i, prof := range p.Profiles {
+		found := false
+		for _, pc := range prof.PluginConfigs {
+			if a, ok := pc.Args.(*schedulersimulation.SchedulerSimulationArgs); ok {
+				found = true
+				if a.SchedulerConfigFile != want[i] {
+					t.Errorf("profile %s: schedulerConfigFile = %q, want %q", prof.Name, a.SchedulerConfigFile, want[i])
+				}
+			}
+		}
+		if !found {
+			t.Errorf("profile %s has no SchedulerSimulation args", prof.Name)
+		}
 	}
 }

@@ -20,8 +20,11 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
+	"github.com/accord-sched/accord/apis/descheduler"
+	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/policy"
@@ -78,6 +81,9 @@ type Config struct {
 
 	// PolicyConfigFile is the DeschedulerPolicy (descheduler/v1alpha2) to run.
 	PolicyConfigFile string
+	// SchedulerConfigFile is the KubeSchedulerConfiguration accord-scheduler runs; it fills in the
+	// schedulerConfigFile of every SchedulerSimulation plugin whose args leave it empty.
+	SchedulerConfigFile string
 	// DeschedulingInterval between periodic cycles; 0 runs one cycle (and, unless EventDriven,
 	// returns).
 	DeschedulingInterval time.Duration
@@ -99,18 +105,49 @@ type Config struct {
 // Run loads the policy and runs the descheduler until ctx ends (or, with DeschedulingInterval 0 and
 // without EventDriven, after one cycle).
 func Run(ctx context.Context, cfg Config) error {
-	reg, args, err := Registries(cfg.Plugins...)
+	d, factories, cleanup, err := build(ctx, cfg, nil)
 	if err != nil {
 		return err
 	}
-	p, err := policy.Load(cfg.PolicyConfigFile, reg, args)
+	defer cleanup()
+	return runDescheduler(ctx, d, factories, cfg)
+}
+
+// LoadPolicy loads and validates the policy file with the registries opts give, and fills in the
+// schedulerConfigFile of SchedulerSimulation args that leave it empty with schedulerConfigFile.
+func LoadPolicy(policyFile, schedulerConfigFile string, opts ...Option) (*descheduler.DeschedulerPolicy, framework.Registry, error) {
+	reg, args, err := Registries(opts...)
 	if err != nil {
-		return err
+		return nil, nil, err
+	}
+	p, err := policy.Load(policyFile, reg, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	if schedulerConfigFile != "" {
+		for i := range p.Profiles {
+			for _, pc := range p.Profiles[i].PluginConfigs {
+				if a, ok := pc.Args.(*schedulersimulation.SchedulerSimulationArgs); ok && a.SchedulerConfigFile == "" {
+					a.SchedulerConfigFile = schedulerConfigFile
+				}
+			}
+		}
+	}
+	return p, reg, nil
+}
+
+// build loads the policy and builds the descheduler and its informer factories; cleanup closes
+// the plugins and stops the Event broadcaster. observer, when set, observes every profile's
+// evictor.
+func build(ctx context.Context, cfg Config, observer func(evictions.Record)) (*fwruntime.Descheduler, []informerFactory, func(), error) {
+	p, reg, err := LoadPolicy(cfg.PolicyConfigFile, cfg.SchedulerConfigFile, cfg.Plugins...)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	restCfg := cfg.RestConfig
 	if restCfg == nil {
 		if restCfg, err = clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig); err != nil {
-			return fmt.Errorf("client configuration: %w", err)
+			return nil, nil, nil, fmt.Errorf("client configuration: %w", err)
 		}
 		restCfg.QPS, restCfg.Burst = 50, 100
 		if cfg.QPS > 0 {
@@ -124,32 +161,40 @@ func Run(ctx context.Context, cfg Config) error {
 	restCfg.UserAgent = "accord-descheduler"
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	crCfg := rest.CopyConfig(restCfg)
 	crCfg.ContentType, crCfg.AcceptContentTypes = "application/json", "application/json"
 	accord, err := accordclient.NewForConfig(crCfg)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 
 	factory := informers.NewSharedInformerFactory(client, 0)
 	accordFactory := accordinformers.NewSharedInformerFactory(accord, 0)
 	var recorder events.EventRecorder
+	stopEvents := func() {}
 	if !cfg.DryRun {
 		broadcaster := events.NewEventBroadcasterAdapter(client)
 		broadcaster.StartRecordingToSink(ctx.Done())
-		defer broadcaster.Shutdown()
+		stopEvents = broadcaster.Shutdown
 		recorder = broadcaster.NewRecorder("accord-descheduler")
 	}
 	d, err := fwruntime.New(p, fwruntime.Options{
 		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
-		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun,
+		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: observer,
 	})
 	if err != nil {
-		return fmt.Errorf("policy %s: %w", cfg.PolicyConfigFile, err)
+		stopEvents()
+		return nil, nil, nil, fmt.Errorf("policy %s: %w", cfg.PolicyConfigFile, err)
 	}
-	return runDescheduler(ctx, d, []informerFactory{factory, accordFactory}, cfg)
+	cleanup := func() {
+		if err := d.Close(); err != nil {
+			klog.FromContext(ctx).Error(err, "Closing plugins")
+		}
+		stopEvents()
+	}
+	return d, []informerFactory{factory, accordFactory}, cleanup, nil
 }
 
 type informerFactory interface {

@@ -32,7 +32,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
-	"github.com/accord-sched/accord/pkg/descheduler/policy"
 )
 
 // DefaultSecurePort serves /healthz, /readyz and /metrics, as upstream's descheduler.
@@ -41,6 +40,7 @@ const DefaultSecurePort = 10258
 // Options are the command line of accord-descheduler.
 type Options struct {
 	PolicyConfigFile     string
+	SchedulerConfigFile  string
 	DeschedulingInterval time.Duration
 	DryRun               bool
 	EventDriven          bool
@@ -87,6 +87,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	var fss cliflag.NamedFlagSets
 	fs := fss.FlagSet("descheduler")
 	fs.StringVar(&o.PolicyConfigFile, "policy-config-file", o.PolicyConfigFile, "File with the DeschedulerPolicy (descheduler/v1alpha2).")
+	fs.StringVar(&o.SchedulerConfigFile, "scheduler-config-file", o.SchedulerConfigFile, "KubeSchedulerConfiguration accord-scheduler runs (e.g. its mounted ConfigMap); the SchedulerSimulation plugin simulates its profiles before every eviction. Fills in the plugin's schedulerConfigFile when its args leave it empty; without either, kube-scheduler's default configuration is simulated.")
 	fs.DurationVar(&o.DeschedulingInterval, "descheduling-interval", o.DeschedulingInterval, "Time between descheduling cycles; 0 runs one cycle and exits (unless --event-driven).")
 	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Log the evictions instead of performing them; nothing is written to the cluster.")
 	fs.BoolVar(&o.EventDriven, "event-driven", o.EventDriven, "Start the enabled Controller plugins, which evict in reaction to cluster events, and keep running for them.")
@@ -168,16 +169,12 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 	m := metrics.New()
 	var ready atomic.Bool
 	cfg := Config{
-		RestConfig: restCfg, PolicyConfigFile: o.PolicyConfigFile, DeschedulingInterval: o.DeschedulingInterval,
+		RestConfig: restCfg, PolicyConfigFile: o.PolicyConfigFile, SchedulerConfigFile: o.SchedulerConfigFile, DeschedulingInterval: o.DeschedulingInterval,
 		DryRun: o.DryRun, EventDriven: o.EventDriven, Plugins: opts, Metrics: m,
 		OnReady: func() { ready.Store(true) },
 	}
 	// Fail fast on a bad policy, before serving or electing.
-	reg, args, err := Registries(opts...)
-	if err != nil {
-		return err
-	}
-	if _, err := policy.Load(o.PolicyConfigFile, reg, args); err != nil {
+	if _, _, err := LoadPolicy(o.PolicyConfigFile, o.SchedulerConfigFile, opts...); err != nil {
 		return err
 	}
 

@@ -2,6 +2,8 @@ package evictions
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +35,56 @@ type ProfileEvictor struct {
 	GracePeriodSeconds *int64
 	// NotifyFailures records a Warning Event on a pod whose eviction failed.
 	NotifyFailures bool
+	// Observer, when set, is told of every preEvictionFilter verdict and every eviction attempt
+	// (explain collects its rows with it). It is called synchronously; keep it cheap.
+	Observer func(Record)
+}
+
+// Stages of a Record.
+const (
+	StagePreEvictionFilter = "preEvictionFilter"
+	StageEvict             = "evict"
+)
+
+// Record is one observation of a candidate pod.
+type Record struct {
+	Profile string
+	// Plugin is the plugin that nominated the pod ("" when it called the profile's evictor
+	// rather than its own Handle's).
+	Plugin string
+	Pod    *corev1.Pod
+	// Stage is StagePreEvictionFilter or StageEvict.
+	Stage string
+	// BlockedBy is the preEvictionFilter plugin that refused the pod ("" when all admitted it).
+	BlockedBy string
+	// Reason is the nominating plugin's reason (StageEvict).
+	Reason string
+	// Err is the eviction's result (StageEvict): nil, framework.ErrDryRun, a limit error, or the
+	// evict plugin's error.
+	Err error
+}
+
+// ForPlugin returns the evictor a plugin gets in its Handle: the profile's evictor, telling the
+// preEvictionFilter plugins that implement framework.NominatorAwareFilter which plugin nominated
+// the pod, and naming the plugin in evictions that do not.
+func (e *ProfileEvictor) ForPlugin(name string) framework.Evictor {
+	return &pluginEvictor{e: e, plugin: name}
+}
+
+type pluginEvictor struct {
+	e      *ProfileEvictor
+	plugin string
+}
+
+func (p *pluginEvictor) Filter(pod *corev1.Pod) bool { return p.e.Filter(pod) }
+func (p *pluginEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
+	return p.e.preEvictionFilter(pod, p.plugin)
+}
+func (p *pluginEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) error {
+	if opts.PluginName == "" {
+		opts.PluginName = p.plugin
+	}
+	return p.e.Evict(ctx, pod, opts)
 }
 
 var _ framework.Evictor = &ProfileEvictor{}
@@ -49,25 +101,59 @@ func (e *ProfileEvictor) Filter(pod *corev1.Pod) bool {
 
 // PreEvictionFilter reports whether every preEvictionFilter plugin lets the pod be evicted.
 func (e *ProfileEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
+	return e.preEvictionFilter(pod, "")
+}
+
+func (e *ProfileEvictor) preEvictionFilter(pod *corev1.Pod, nominator string) bool {
+	blockedBy := ""
 	for _, f := range e.PreEvictionFilters {
-		if !f.PreEvictionFilter(pod) {
-			return false
+		var ok bool
+		if na, aware := f.(framework.NominatorAwareFilter); aware && nominator != "" {
+			ok = na.PreEvictionFilterFor(pod, nominator)
+		} else {
+			ok = f.PreEvictionFilter(pod)
+		}
+		if !ok {
+			blockedBy = f.Name()
+			break
 		}
 	}
-	return true
+	if e.Observer != nil {
+		e.Observer(Record{Profile: e.Profile, Plugin: nominator, Pod: pod, Stage: StagePreEvictionFilter, BlockedBy: blockedBy})
+	}
+	return blockedBy == ""
+}
+
+// evictionMessage joins what the preEvictionFilter plugins add to an eviction's Event.
+func (e *ProfileEvictor) evictionMessage(pod *corev1.Pod) string {
+	var parts []string
+	for _, f := range e.PreEvictionFilters {
+		if m, ok := f.(framework.EvictionMessager); ok {
+			if msg := m.EvictionMessage(pod); msg != "" {
+				parts = append(parts, msg)
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Evict checks the limits, then evicts the pod through the evict plugin (or, in dry-run mode, logs
 // what it would have done), counts the result and records an Event on an evicted pod.
-func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) error {
+func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) (err error) {
+	if e.Observer != nil {
+		defer func() {
+			e.Observer(Record{Profile: e.Profile, Plugin: opts.PluginName, Pod: pod, Stage: StageEvict, Reason: opts.Reason, Err: err})
+		}()
+	}
 	logger := klog.FromContext(ctx)
 	node := pod.Spec.NodeName
+	extra := e.evictionMessage(pod)
 	if err := e.Limiter.Reserve(node, pod.Namespace); err != nil {
 		logger.V(3).Info("Eviction skipped", "pod", klog.KObj(pod), "node", node, "plugin", opts.PluginName, "reason", err)
 		return err
 	}
 	if e.DryRun {
-		logger.Info("Dry run: would evict pod", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", opts.Reason)
+		logger.Info("Dry run: would evict pod", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", opts.Reason, "prediction", extra)
 		e.count(metrics.ResultDryRun, opts, pod)
 		return framework.ErrDryRun
 	}
@@ -92,10 +178,17 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	}
 	e.count(metrics.ResultSuccess, opts, pod)
 	logger.Info("Evicted pod", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName,
-		"reason", opts.Reason, "duration", time.Since(start))
+		"reason", opts.Reason, "prediction", extra, "duration", time.Since(start))
 	if e.Recorder != nil {
-		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonDescheduled, "Descheduling",
-			"Evicted by the Accord descheduler, plugin %s (profile %s): %s", opts.PluginName, e.Profile, opts.Reason)
+		msg := fmt.Sprintf("Evicted by the Accord descheduler, plugin %s (profile %s): %s", opts.PluginName, e.Profile, opts.Reason)
+		if extra != "" {
+			msg += "; " + extra
+		}
+		// An Event note is at most 1 kB.
+		if len(msg) > 1024 {
+			msg = msg[:1021] + "..."
+		}
+		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonDescheduled, "Descheduling", "%s", msg)
 	}
 	return nil
 }

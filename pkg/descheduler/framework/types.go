@@ -135,3 +135,39 @@ func (s *Status) AsError() error {
 	}
 	return s.Err
 }
+
+// NodeVerdicter is implemented by a deschedule or balance plugin that can tell whether a pod, once
+// placed on node, would itself be nominated by it again (flagged, and why). The runtime registers
+// every enabled plugin that implements it with every preEvictionFilter plugin of the same profile
+// that implements NodeVerdictRegistrar (SchedulerSimulation), which refuses an eviction whose
+// predicted node would be flagged. It must use the same code the plugin nominates with.
+type NodeVerdicter interface {
+	NodeVerdict(pod *corev1.Pod, node *corev1.Node) (flagged bool, reason string)
+}
+
+// NodeVerdictRegistrar is implemented by an evictor plugin that judges predicted nodes with the
+// profile's NodeVerdicters.
+type NodeVerdictRegistrar interface {
+	AddNodeVerdicter(pluginName string, v NodeVerdicter)
+}
+
+// CycleHook is implemented by a plugin that wants to know when a descheduling cycle starts and
+// ends. RunCycle calls BeginCycle on every such plugin of every profile before the first Deschedule
+// and EndCycle after the last Balance.
+type CycleHook interface {
+	BeginCycle(ctx context.Context)
+	EndCycle(ctx context.Context)
+}
+
+// NominatorAwareFilter is implemented by a preEvictionFilter plugin that judges a candidate by
+// the plugin that nominated it. When a plugin calls its Handle's Evictor().PreEvictionFilter, the
+// evictor calls PreEvictionFilterFor with that plugin's name instead of PreEvictionFilter.
+type NominatorAwareFilter interface {
+	PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool
+}
+
+// EvictionMessager is implemented by an evictor plugin with something to add to an evicted pod's
+// Event (e.g. where its replacement is predicted to go). An empty string adds nothing.
+type EvictionMessager interface {
+	EvictionMessage(pod *corev1.Pod) string
+}

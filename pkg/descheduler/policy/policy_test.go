@@ -17,6 +17,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
 	"github.com/accord-sched/accord/pkg/descheduler/policy"
 )
 
@@ -129,13 +130,16 @@ func TestUpstreamPolicyEveryField(t *testing.T) {
 	if ta.Threshold != 7 {
 		t.Errorf("args defaulting not applied: threshold = %d", ta.Threshold)
 	}
-	// The second profile named no evictor: DefaultEvictor is added, with default args.
+	// The second profile named no evictor: DefaultEvictor is added, with default args, and
+	// SchedulerSimulation after it at preEvictionFilter.
 	second := p.Profiles[1]
-	if f, pf := policy.Enabled(&second.Plugins, policy.Filter), policy.Enabled(&second.Plugins, policy.PreEvictionFilter); len(f) != 1 || f[0] != "DefaultEvictor" || len(pf) != 1 || pf[0] != "DefaultEvictor" {
+	if f, pf := policy.Enabled(&second.Plugins, policy.Filter), policy.Enabled(&second.Plugins, policy.PreEvictionFilter); len(f) != 1 || f[0] != "DefaultEvictor" || len(pf) != 2 || pf[0] != "DefaultEvictor" || pf[1] != "SchedulerSimulation" {
 		t.Errorf("DefaultEvictor not defaulted: filter %v preEvictionFilter %v", f, pf)
 	}
-	if len(second.PluginConfigs) != 1 || second.PluginConfigs[0].Args.(*defaultevictor.DefaultEvictorArgs).PriorityThreshold == nil {
+	if len(second.PluginConfigs) != 2 || second.PluginConfigs[0].Args.(*defaultevictor.DefaultEvictorArgs).PriorityThreshold == nil {
 		t.Errorf("default DefaultEvictor args missing: %+v", second.PluginConfigs)
+	} else if ss, ok := second.PluginConfigs[1].Args.(*schedulersimulation.SchedulerSimulationArgs); !ok || ss.FlapWindow == nil {
+		t.Errorf("default SchedulerSimulation args missing: %+v", second.PluginConfigs[1])
 	}
 }
 
@@ -217,6 +221,26 @@ profiles:
 	}
 	if e := p.Profiles[1].Plugins.Evict.Enabled; len(e) != 1 {
 		t.Errorf("explicit evict plugin duplicated: %v", e)
+	}
+	if pf := policy.Enabled(&p.Profiles[0].Plugins, policy.PreEvictionFilter); len(pf) != 1 {
+		t.Errorf("profile naming its evictors got preEvictionFilter %v", pf)
+	}
+}
+
+func TestSchedulerSimulationOptOut(t *testing.T) {
+	p := decode(t, `
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: optout
+  plugins:
+    preEvictionFilter: {disabled: [SchedulerSimulation]}
+`)
+	if pf := policy.Enabled(&p.Profiles[0].Plugins, policy.PreEvictionFilter); len(pf) != 1 || pf[0] != "DefaultEvictor" {
+		t.Errorf("opted-out profile got preEvictionFilter %v", pf)
+	}
+	if len(p.Profiles[0].PluginConfigs) != 1 {
+		t.Errorf("opted-out profile got args %+v", p.Profiles[0].PluginConfigs)
 	}
 }
 

@@ -78,7 +78,9 @@ func newFixture(t *testing.T, nodes, victimsPerNode, othersPerNode int) *fixture
 }
 
 // policy writes a policy whose profile runs LabelEvictor on the fixture's nodes. Bare pods are
-// allowed by the DefaultEvictor so the test pods need no owner.
+// allowed by the DefaultEvictor so the test pods need no owner. These tests are about the eviction
+// mechanics (limits, PDBs, dry-run, Events), not placement: the scheduler simulation, on by
+// default, would rightly block evicting identical pods from identical nodes, so it is disabled.
 func (f *fixture) policy(t *testing.T, extra string, plugins string) string {
 	t.Helper()
 	if plugins == "" {
@@ -96,6 +98,7 @@ profiles:
       podProtections: {defaultDisabled: [BarePods]}
   plugins:
     %s
+    preEvictionFilter: {disabled: [SchedulerSimulation]}
 `, f.ns, extra, plugins)
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {

@@ -5,7 +5,9 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -19,6 +21,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
+	compmetrics "k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 
 	"github.com/accord-sched/accord/apis/descheduler"
@@ -41,6 +44,8 @@ type Options struct {
 	Metrics *metrics.Metrics
 	// DryRun makes every eviction a logged no-op.
 	DryRun bool
+	// Observer, when set, observes every profile's evictor (see evictions.ProfileEvictor.Observer).
+	Observer func(evictions.Record)
 }
 
 // Profile is a built profile.
@@ -52,7 +57,13 @@ type Profile struct {
 	controllers       []framework.Controller
 	evictor           *evictions.ProfileEvictor
 	handle            *handle
+	// plugins are the built plugins, each once, in the order they were first enabled.
+	plugins []framework.Plugin
+	hooks   []framework.CycleHook
 }
+
+// Plugins returns the profile's built plugins, each once, in policy order.
+func (p *Profile) Plugins() []framework.Plugin { return p.plugins }
 
 // Evictor returns the profile's evictor.
 func (p *Profile) Evictor() framework.Evictor { return p.evictor }
@@ -125,6 +136,7 @@ func (d *Descheduler) buildProfile(i int, p *descheduler.DeschedulerPolicy, opts
 		Recorder:           opts.EventRecorder,
 		GracePeriodSeconds: p.GracePeriodSeconds,
 		NotifyFailures:     p.EvictionFailureEventNotification != nil && *p.EvictionFailureEventNotification,
+		Observer:           opts.Observer,
 	}
 	h := &handle{profile: cfg.Name, client: opts.Client, factory: opts.InformerFactory, accord: opts.AccordInformerFactory,
 		evictor: ev, pods: pods, recorder: opts.EventRecorder}
@@ -139,11 +151,15 @@ func (d *Descheduler) buildProfile(i int, p *descheduler.DeschedulerPolicy, opts
 		if factory == nil {
 			return nil, fmt.Errorf("profile %q: plugin %q is not registered", cfg.Name, name)
 		}
-		pl, err := factory(argsOf(cfg, name), h)
+		// Each plugin gets its own Handle whose Evictor names it as the nominator.
+		ph := *h
+		ph.evictor = ev.ForPlugin(name)
+		pl, err := factory(argsOf(cfg, name), &ph)
 		if err != nil {
 			return nil, fmt.Errorf("profile %q: building plugin %q: %w", cfg.Name, name, err)
 		}
 		built[name] = pl
+		prof.plugins = append(prof.plugins, pl)
 		return pl, nil
 	}
 	var errs field.ErrorList
@@ -194,7 +210,74 @@ func (d *Descheduler) buildProfile(i int, p *descheduler.DeschedulerPolicy, opts
 	if ev.EvictPlugin == nil && len(errs) == 0 {
 		errs = append(errs, field.Required(field.NewPath("profiles").Index(i).Child("plugins", "evict", "enabled"), "a profile needs an evict plugin"))
 	}
+	if len(errs) == 0 {
+		if err := d.wire(prof, cfg, opts); err != nil {
+			return nil, nil, err
+		}
+	}
 	return prof, errs, nil
+}
+
+// wire connects the plugins of a built profile: the deschedule and balance plugins that are
+// NodeVerdicters are registered with the preEvictionFilter plugins that are NodeVerdictRegistrars,
+// CycleHooks are collected for RunCycle, and plugin metrics are registered with the descheduler's
+// registry.
+func (d *Descheduler) wire(prof *Profile, cfg *descheduler.DeschedulerProfile, opts Options) error {
+	var registrars []framework.NodeVerdictRegistrar
+	for _, ep := range prof.evictor.PreEvictionFilters {
+		if r, ok := ep.(framework.NodeVerdictRegistrar); ok {
+			registrars = append(registrars, r)
+		}
+	}
+	seen := map[string]bool{}
+	for _, point := range []policy.ExtensionPoint{policy.Deschedule, policy.Balance} {
+		for _, name := range policy.Enabled(&cfg.Plugins, point) {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			for _, pl := range prof.plugins {
+				if v, ok := pl.(framework.NodeVerdicter); ok && pl.Name() == name {
+					for _, r := range registrars {
+						r.AddNodeVerdicter(name, v)
+					}
+				}
+			}
+		}
+	}
+	for _, pl := range prof.plugins {
+		if hk, ok := pl.(framework.CycleHook); ok {
+			prof.hooks = append(prof.hooks, hk)
+		}
+		if mr, ok := pl.(MetricsRegisterer); ok && d.metrics.Registry != nil {
+			if err := mr.RegisterMetrics(d.metrics.Registry); err != nil {
+				return fmt.Errorf("profile %q: registering the metrics of plugin %q: %w", cfg.Name, pl.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// MetricsRegisterer is implemented by a plugin with metrics of its own; the runtime registers them
+// with the descheduler's registry (served on /metrics). Several instances (one per profile) may be
+// registered with the same registry.
+type MetricsRegisterer interface {
+	RegisterMetrics(reg compmetrics.KubeRegistry) error
+}
+
+// Close closes every plugin that implements io.Closer (e.g. SchedulerSimulation's simulator).
+func (d *Descheduler) Close() error {
+	var errs []error
+	for _, p := range d.profiles {
+		for _, pl := range p.plugins {
+			if c, ok := pl.(io.Closer); ok {
+				if err := c.Close(); err != nil {
+					errs = append(errs, fmt.Errorf("profile %q plugin %q: %w", p.Name, pl.Name(), err))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func argsOf(cfg *descheduler.DeschedulerProfile, name string) k8sruntime.Object {
@@ -242,6 +325,18 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 	for i, p := range d.profiles {
 		nodesOf[i] = selectNodes(ready, p.nodeSelector)
 	}
+	for _, p := range d.profiles {
+		for _, hk := range p.hooks {
+			hk.BeginCycle(ctx)
+		}
+	}
+	defer func() {
+		for _, p := range d.profiles {
+			for _, hk := range p.hooks {
+				hk.EndCycle(ctx)
+			}
+		}
+	}()
 	for i, p := range d.profiles {
 		for _, pl := range p.deschedulePlugins {
 			if ctx.Err() != nil {

@@ -1,6 +1,8 @@
 package schedulersimulation
 
 import (
+	"sync"
+
 	"k8s.io/component-base/metrics"
 )
 
@@ -12,6 +14,8 @@ const (
 	ReasonFlagged     = "predicted_node_flagged"
 	ReasonFlapBackoff = "flap_backoff"
 	ReasonError       = "error"
+	// ReasonPodIntrinsic: nominated by one of PodIntrinsicPlugins, admitted without conditions.
+	ReasonPodIntrinsic = "pod_intrinsic"
 )
 
 // Metrics are the plugin's metrics. Each plugin instance has its own; register them with the
@@ -69,4 +73,24 @@ func (m *Metrics) Register(reg metrics.KubeRegistry) error {
 		}
 	}
 	return nil
+}
+
+var (
+	sharedMu sync.Mutex
+	shared   = map[metrics.KubeRegistry]*Metrics{}
+)
+
+// registerShared registers m with reg unless a set is registered there already, and returns the
+// set registered with reg.
+func registerShared(reg metrics.KubeRegistry, m *Metrics) (*Metrics, error) {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if existing := shared[reg]; existing != nil {
+		return existing, nil
+	}
+	if err := m.Register(reg); err != nil {
+		return nil, err
+	}
+	shared[reg] = m
+	return m, nil
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/cache"
+	compmetrics "k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -35,29 +36,32 @@ const (
 
 // NodeVerdicter is implemented by a deschedule or balance plugin that can tell whether a pod, once
 // placed on node, would itself be flagged by it (and evicted again). SchedulerSimulation refuses an
-// eviction whose predicted node a registered NodeVerdicter flags. Register one with
-// AddNodeVerdicter; the runtime is meant to register every enabled plugin of the profile that
-// implements it.
-type NodeVerdicter interface {
-	NodeVerdict(pod *corev1.Pod, node *corev1.Node) (flagged bool, reason string)
-}
+// eviction whose predicted node a registered NodeVerdicter flags. The runtime registers every
+// enabled deschedule/balance plugin of the profile that implements it (AddNodeVerdicter).
+type NodeVerdicter = framework.NodeVerdicter
 
-// CycleHook is implemented by SchedulerSimulation for the runtime to call at the start and end of
-// every descheduling cycle. Until the runtime does, a cycle is taken to start at the first
-// preEvictionFilter call after a pause of a second.
-type CycleHook interface {
-	BeginCycle(ctx context.Context)
-	EndCycle(ctx context.Context)
-}
+// CycleHook is implemented by SchedulerSimulation; the runtime calls it at the start and end of
+// every descheduling cycle. Outside a runtime cycle (event-triggered controllers, or a runtime
+// without hooks), a cycle is taken to start at the first preEvictionFilter call after a pause of a
+// second.
+type CycleHook = framework.CycleHook
+
+// PodIntrinsicPlugins nominate pods for what they are, not for where they run (age, failures,
+// restarts): their evictions are not placement decisions, a replacement on the same node is no
+// loop, so SchedulerSimulation only records its prediction (and composes it) but never blocks them.
+var PodIntrinsicPlugins = []string{"PodLifeTime", "RemoveFailedPods", "RemovePodsHavingTooManyRestarts"}
 
 // Decision is the plugin's verdict on one eviction candidate, for logs, Events and explain.
 type Decision struct {
 	Namespace, Pod string
+	Node           string
 	Profile        string
-	Verdict        string
-	Reason         string
-	Message        string
-	Prediction     simulator.Prediction
+	// Plugin is the plugin that nominated the pod ("" when unknown).
+	Plugin     string
+	Verdict    string
+	Reason     string
+	Message    string
+	Prediction simulator.Prediction
 }
 
 // Plugin is the SchedulerSimulation plugin.
@@ -71,12 +75,13 @@ type Plugin struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 
-	mu        sync.Mutex
-	hooked    bool
-	open      bool
-	lastCall  time.Time
-	verdicts  []namedVerdicter
-	decisions map[types.UID]Decision
+	mu sync.Mutex
+	// runtimeCycle: the runtime opened the current cycle (BeginCycle) and has not closed it.
+	runtimeCycle bool
+	open         bool
+	lastCall     time.Time
+	verdicts     []namedVerdicter
+	decisions    map[types.UID]Decision
 }
 
 type namedVerdicter struct {
@@ -85,8 +90,11 @@ type namedVerdicter struct {
 }
 
 var (
-	_ framework.EvictorPlugin = (*Plugin)(nil)
-	_ CycleHook               = (*Plugin)(nil)
+	_ framework.EvictorPlugin        = (*Plugin)(nil)
+	_ framework.CycleHook            = (*Plugin)(nil)
+	_ framework.NominatorAwareFilter = (*Plugin)(nil)
+	_ framework.NodeVerdictRegistrar = (*Plugin)(nil)
+	_ framework.EvictionMessager     = (*Plugin)(nil)
 )
 
 // New builds the plugin from its args (defaulted and validated by the policy decoder) and the
@@ -154,6 +162,17 @@ func (p *Plugin) Metrics() *Metrics { return p.metrics }
 // Simulator returns the plugin's simulator.
 func (p *Plugin) Simulator() *simulator.Simulator { return p.sim }
 
+// RegisterMetrics registers the plugin's metrics with reg; every instance registered with the same
+// registry (one per profile) shares one set (the profile is a label).
+func (p *Plugin) RegisterMetrics(reg compmetrics.KubeRegistry) error {
+	m, err := registerShared(reg, p.metrics)
+	if err != nil {
+		return err
+	}
+	p.metrics = m
+	return nil
+}
+
 // Close stops the simulator's goroutines.
 func (p *Plugin) Close() error {
 	p.cancel()
@@ -172,7 +191,7 @@ func (p *Plugin) AddNodeVerdicter(name string, v NodeVerdicter) {
 func (p *Plugin) BeginCycle(ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.hooked = true
+	p.runtimeCycle = true
 	p.beginLocked(ctx)
 }
 
@@ -180,7 +199,7 @@ func (p *Plugin) BeginCycle(ctx context.Context) {
 func (p *Plugin) EndCycle(ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.hooked = true
+	p.runtimeCycle = false
 	p.sim.EndCycle(ctx)
 	p.open = false
 }
@@ -207,15 +226,21 @@ func (p *Plugin) Filter(pod *corev1.Pod) bool {
 // from its node are not backing off. An admitted pod moves, in the simulation, to its predicted
 // node for the rest of the cycle.
 func (p *Plugin) PreEvictionFilter(pod *corev1.Pod) bool {
+	return p.PreEvictionFilterFor(pod, "")
+}
+
+// PreEvictionFilterFor is PreEvictionFilter knowing the plugin that nominated the pod: a
+// PodIntrinsicPlugins nomination is never blocked.
+func (p *Plugin) PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ctx := p.ctx
 	now := p.clock.Now()
-	if !p.hooked && (!p.open || now.Sub(p.lastCall) > cycleGap) {
+	if !p.runtimeCycle && (!p.open || now.Sub(p.lastCall) > cycleGap) {
 		p.beginLocked(ctx)
 	}
 	p.lastCall = now
-	d := p.decide(ctx, pod)
+	d := p.decide(ctx, pod, nominator)
 	p.decisions[pod.UID] = d
 	p.metrics.Decisions.WithLabelValues(p.handle.ProfileName(), d.Verdict, d.Reason).Inc()
 	logger := klog.FromContext(ctx)
@@ -230,8 +255,15 @@ func (p *Plugin) PreEvictionFilter(pod *corev1.Pod) bool {
 	return d.Verdict == VerdictEvict
 }
 
-func (p *Plugin) decide(ctx context.Context, pod *corev1.Pod) Decision {
-	d := Decision{Namespace: pod.Namespace, Pod: pod.Name, Profile: p.handle.ProfileName(), Verdict: VerdictBlocked}
+func (p *Plugin) decide(ctx context.Context, pod *corev1.Pod, nominator string) Decision {
+	d := Decision{Namespace: pod.Namespace, Pod: pod.Name, Node: pod.Spec.NodeName, Profile: p.handle.ProfileName(), Plugin: nominator, Verdict: VerdictBlocked}
+	if !p.open {
+		d.Reason, d.Message = ReasonError, "the simulation snapshot could not be brought up to date"
+		return d
+	}
+	if slices.Contains(PodIntrinsicPlugins, nominator) {
+		return p.decideIntrinsic(ctx, pod, d)
+	}
 	if until, blocked := p.flaps.BlockedUntil(pod); blocked {
 		d.Reason = ReasonFlapBackoff
 		d.Message = fmt.Sprintf("a replacement of its owner landed back on %s; evictions from it back off until %s", pod.Spec.NodeName, until.UTC().Format(time.RFC3339))
@@ -262,7 +294,19 @@ func (p *Plugin) decide(ctx context.Context, pod *corev1.Pod) Decision {
 			d.Reason, d.Message = ReasonError, err.Error()
 			return d
 		}
-		for _, v := range p.verdicts {
+		// The nominating plugin first, then the profile's others: a predicted node any of them
+		// flags would only start a ping-pong between plugins.
+		verdicts := slices.Clone(p.verdicts)
+		slices.SortStableFunc(verdicts, func(a, b namedVerdicter) int {
+			switch {
+			case a.name == nominator && b.name != nominator:
+				return -1
+			case b.name == nominator && a.name != nominator:
+				return 1
+			}
+			return 0
+		})
+		for _, v := range verdicts {
 			if flagged, why := v.v.NodeVerdict(pod, node); flagged {
 				d.Reason = ReasonFlagged
 				d.Message = fmt.Sprintf("%s would flag the pod on its predicted node %s: %s", v.name, pred.Node, why)
@@ -277,6 +321,27 @@ func (p *Plugin) decide(ctx context.Context, pod *corev1.Pod) Decision {
 	p.flaps.Evicting(pod, pred.Node)
 	d.Verdict, d.Reason = VerdictEvict, ReasonAdmitted
 	d.Message = EvictionMessage(pred)
+	return d
+}
+
+// decideIntrinsic admits a pod nominated for what it is: the prediction is recorded (and, when
+// feasible, composed into the cycle's snapshot), nothing blocks it.
+func (p *Plugin) decideIntrinsic(ctx context.Context, pod *corev1.Pod, d Decision) Decision {
+	d.Verdict, d.Reason = VerdictEvict, ReasonPodIntrinsic
+	pred, err := p.sim.Predict(ctx, pod)
+	d.Prediction = pred
+	switch {
+	case err != nil:
+		d.Message = "not a placement decision; no prediction: " + err.Error()
+	case !pred.Feasible:
+		d.Message = "not a placement decision; the replacement would not fit anywhere now: " + pred.Reason
+	default:
+		if err := p.sim.Admit(ctx, pod, pred.Node); err != nil {
+			d.Message = "not a placement decision; " + err.Error()
+			return d
+		}
+		d.Message = EvictionMessage(pred)
+	}
 	return d
 }
 

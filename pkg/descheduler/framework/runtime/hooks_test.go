@@ -1,0 +1,118 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/accord-sched/accord/pkg/descheduler/evictions"
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
+	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
+	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+	"github.com/accord-sched/accord/pkg/descheduler/policy"
+)
+
+// judge is a preEvictionFilter plugin using every hook the runtime offers.
+type judge struct {
+	rec        *recorder
+	verdicters []string
+}
+
+func (j *judge) Name() string                       { return "Judge" }
+func (j *judge) Filter(*corev1.Pod) bool            { return true }
+func (j *judge) PreEvictionFilter(*corev1.Pod) bool { j.rec.add("unaware"); return true }
+func (j *judge) PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool {
+	j.rec.add("judge " + pod.Name + " for " + nominator)
+	return pod.Labels["block"] == ""
+}
+func (j *judge) AddNodeVerdicter(name string, _ framework.NodeVerdicter) {
+	j.verdicters = append(j.verdicters, name)
+}
+func (j *judge) BeginCycle(context.Context)             { j.rec.add("begin") }
+func (j *judge) EndCycle(context.Context)               { j.rec.add("end") }
+func (j *judge) EvictionMessage(pod *corev1.Pod) string { return "predicted elsewhere" }
+
+// hookNominator evicts every pod of its nodes through its Handle and is a NodeVerdicter.
+type hookNominator struct {
+	name string
+	h    framework.Handle
+}
+
+func (n *hookNominator) Name() string                                         { return n.name }
+func (n *hookNominator) NodeVerdict(*corev1.Pod, *corev1.Node) (bool, string) { return false, "" }
+func (n *hookNominator) Deschedule(ctx context.Context, nodes []*corev1.Node) *framework.Status {
+	for _, node := range nodes {
+		pods, _ := n.h.GetPodsAssignedToNode(node.Name, nil)
+		slices.SortFunc(pods, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+		for _, pod := range pods {
+			if n.h.Evictor().PreEvictionFilter(pod) {
+				_ = n.h.Evictor().Evict(ctx, pod, framework.EvictOptions{Reason: "test"})
+			}
+		}
+	}
+	return nil
+}
+
+func TestRuntimeWiresHooks(t *testing.T) {
+	rec := &recorder{}
+	j := &judge{rec: rec}
+	reg := plugins.NewInTreeRegistry()
+	_ = reg.Register("Judge", func(runtime.Object, framework.Handle) (framework.Plugin, error) { return j, nil })
+	_ = reg.Register("Nominator", func(_ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+		return &hookNominator{name: "Nominator", h: h}, nil
+	})
+	blocked := frameworktest.Pod("ns", "b", "n1", 100)
+	blocked.Labels = map[string]string{"block": "yes"}
+	c := frameworktest.NewCluster(frameworktest.Node("n1", nil, 4, 8), frameworktest.Pod("ns", "a", "n1", 100), blocked)
+	p, err := policy.Decode([]byte(`apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: p
+  plugins:
+    deschedule: {enabled: [Nominator]}
+    preEvictionFilter: {enabled: [Judge]}
+`), plugins.NewInTreeArgs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records []evictions.Record
+	d, err := fwruntime.New(p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
+		Registry: reg, Metrics: metrics.New(), Observer: func(r evictions.Record) { records = append(records, r) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Start(t)
+	if !d.WaitForCacheSync(context.Background()) {
+		t.Fatal("caches not synced")
+	}
+	d.RunCycle(context.Background())
+	if !slices.Equal(j.verdicters, []string{"Nominator"}) {
+		t.Errorf("NodeVerdicters registered: %v", j.verdicters)
+	}
+	want := []string{"begin", "judge a for Nominator", "judge b for Nominator", "end"}
+	if !slices.Equal(rec.calls, want) {
+		t.Errorf("calls = %v, want %v", rec.calls, want)
+	}
+	var got []string
+	for _, r := range records {
+		got = append(got, fmt.Sprintf("%s %s %s blockedBy=%q err=%v", r.Stage, r.Plugin, r.Pod.Name, r.BlockedBy, r.Err))
+	}
+	wantRecords := []string{
+		`preEvictionFilter Nominator a blockedBy="" err=<nil>`,
+		`evict Nominator a blockedBy="" err=<nil>`,
+		`preEvictionFilter Nominator b blockedBy="Judge" err=<nil>`,
+	}
+	if !slices.Equal(got, wantRecords) {
+		t.Errorf("records = %q, want %q", got, wantRecords)
+	}
+	if evicted := c.Evictions(); len(evicted) != 1 {
+		t.Errorf("evictions = %v", evicted)
+	}
+}
