@@ -1,0 +1,68 @@
+package removeduplicates
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
+)
+
+var _ framework.NodeVerdicter = &Plugin{}
+
+// NodeVerdict reports whether the plugin would evict pod again once it runs on node: with the pod
+// there, node would hold more pods of one of its owners than ceil(owner's pods / nodes the owner
+// could run on), the bound Balance evicts above (same owner keys, same PlacementChecker).
+func (p *Plugin) NodeVerdict(pod *corev1.Pod, node *corev1.Node) (bool, string) {
+	if !p.sel.Matches(pod) {
+		return false, ""
+	}
+	keys := p.ownerKeys(nil, pod)
+	if len(keys) == 0 {
+		return false, ""
+	}
+	nodes, err := p.h.SharedInformerFactory().Core().V1().Nodes().Lister().List(labels.Everything())
+	if err != nil {
+		return false, ""
+	}
+	checker := pluginutil.NewPlacementChecker(pod)
+	n := 0
+	for _, nd := range nodes {
+		if checker.Allows(nd) {
+			n++
+		}
+	}
+	if n < 2 {
+		return false, ""
+	}
+	pods, err := p.h.SharedInformerFactory().Core().V1().Pods().Lister().Pods(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return false, ""
+	}
+	var other []ownerKey
+	for _, k := range keys {
+		total, onNode := 0, 0
+		for _, q := range pods {
+			if q.Spec.NodeName == "" || pluginutil.IsFinished(q) || q.DeletionTimestamp != nil {
+				continue
+			}
+			other = p.ownerKeys(other[:0], q)
+			for _, ok := range other {
+				if ok == k {
+					total++
+					if q.Spec.NodeName == node.Name && q.UID != pod.UID {
+						onNode++
+					}
+					break
+				}
+			}
+		}
+		onNode++ // the pod itself, placed on node
+		if upper := (total + n - 1) / n; onNode > 1 && onNode > upper {
+			return true, fmt.Sprintf("node %s would hold %d pods of owner %s/%s, at most %d wanted", node.Name, onNode, k.kind, k.name, upper)
+		}
+	}
+	return false, ""
+}
