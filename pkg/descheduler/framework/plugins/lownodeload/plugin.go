@@ -367,3 +367,11 @@ func move(nodeUsage, pod corev1.ResourceList, sign int) {
 		nodeUsage[name] = cur
 	}
 }
+
+// Hot reports whether node, with metric as its NodeMetric (nil for none), is over the high
+// thresholds at now: constraints.CheckLoad with highThresholds and nodeMetricExpirationSeconds, the
+// call the scheduler's LoadAware Filter makes with usageThresholds. It is the absolute verdict; with
+// useDeviationThresholds, Balance judges against the cycle's mean instead.
+func (p *Plugin) Hot(node *corev1.Node, metric *slov1alpha1.NodeMetric, now time.Time) bool {
+	return constraints.CheckLoad(metric, node.Status.Allocatable, p.high, now, p.maxAge).Overloaded
+}

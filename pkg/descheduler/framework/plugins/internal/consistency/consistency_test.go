@@ -1,0 +1,189 @@
+package consistency
+
+import (
+	"context"
+	"math/rand"
+	"reflect"
+	"testing"
+	"testing/quick"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	schedframework "k8s.io/kubernetes/pkg/scheduler/framework"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/accord-sched/accord/apis/config"
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
+	descrfit "github.com/accord-sched/accord/pkg/descheduler/framework/plugins/nodecrdresourcefit"
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/loadaware"
+	schedcrfit "github.com/accord-sched/accord/pkg/scheduler/plugins/nodecrdresourcefit"
+)
+
+var vocabulary = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, "example.com/memory", "example.com/gpu", "nvidia.com/gpu"}
+
+func randomList(r *rand.Rand) corev1.ResourceList {
+	l := corev1.ResourceList{}
+	for _, name := range vocabulary {
+		if r.Intn(3) == 0 {
+			l[name] = *resource.NewQuantity(int64(r.Intn(3)), resource.DecimalSI) // zero is not a request
+		}
+	}
+	return l
+}
+
+// scenario is one random (pod, node, CR, policy).
+type scenario struct {
+	pod    *corev1.Pod
+	node   *corev1.Node
+	csr    *schedv1alpha1.ClusterScopedResource
+	policy config.MissingCRPolicy
+}
+
+func (scenario) Generate(r *rand.Rand, _ int) reflect.Value {
+	s := scenario{policy: config.MissingCRPolicyReject}
+	if r.Intn(2) == 0 {
+		s.policy = config.MissingCRPolicyIgnore
+	}
+	s.node = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
+	s.pod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	for range 1 + r.Intn(2) {
+		s.pod.Spec.Containers = append(s.pod.Spec.Containers, corev1.Container{Name: "c", Resources: corev1.ResourceRequirements{Requests: randomList(r)}})
+	}
+	if r.Intn(4) == 0 {
+		s.pod.Spec.InitContainers = []corev1.Container{{Name: "i", Resources: corev1.ResourceRequirements{Requests: randomList(r)}}}
+	}
+	if r.Intn(6) == 0 {
+		s.pod.Spec.Overhead = randomList(r)
+	}
+	if r.Intn(5) != 0 {
+		s.csr = &schedv1alpha1.ClusterScopedResource{ObjectMeta: metav1.ObjectMeta{Name: "n"},
+			Spec: schedv1alpha1.ClusterScopedResourceSpec{ResourcesFilter: map[corev1.ResourceName]bool{}}}
+		for _, name := range vocabulary {
+			if r.Intn(4) != 0 {
+				s.csr.Spec.ResourcesFilter[name] = r.Intn(4) != 0
+			}
+		}
+	}
+	return reflect.ValueOf(s)
+}
+
+// TestNodeCRDResourceFitAgreesWithTheSchedulerFilter: for every random (pod, node), the
+// descheduler's "violates" equals the scheduler plugin's Filter "rejects".
+func TestNodeCRDResourceFitAgreesWithTheSchedulerFilter(t *testing.T) {
+	seen := map[bool]int{}
+	prop := func(s scenario) bool {
+		store := crcache.NewStore[schedv1alpha1.ClusterScopedResource]()
+		if s.csr != nil {
+			store.Put(s.csr)
+		}
+		filter := schedcrfit.New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: s.policy}, store)
+		state := schedframework.NewCycleState()
+		if _, st := filter.PreFilter(context.Background(), state, s.pod, nil); !st.IsSuccess() {
+			t.Fatalf("PreFilter: %v", st)
+		}
+		ni := schedframework.NewNodeInfo()
+		ni.SetNode(s.node)
+		rejects := !filter.Filter(context.Background(), state, s.pod, ni).IsSuccess()
+		_, violates := descrfit.Violation(s.csr, s.policy, s.pod, nil)
+		seen[rejects]++
+		if rejects != violates {
+			t.Logf("scheduler rejects=%v, descheduler violates=%v for pod %+v on CR %+v (policy %s)", rejects, violates, s.pod.Spec, s.csr, s.policy)
+		}
+		return rejects == violates
+	}
+	if err := quick.Check(prop, &quick.Config{MaxCount: 5000}); err != nil {
+		t.Fatal(err)
+	}
+	// Both verdicts must be well represented, or the property says little.
+	if seen[true] < 500 || seen[false] < 500 {
+		t.Fatalf("verdicts %v: the generator is too one-sided", seen)
+	}
+}
+
+// loadScenario is one random (node, NodeMetric, thresholds, expiry).
+type loadScenario struct {
+	node       *corev1.Node
+	metric     *slov1alpha1.NodeMetric
+	thresholds map[corev1.ResourceName]int64
+	expiry     int64
+}
+
+var now = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+func (loadScenario) Generate(r *rand.Rand, _ int) reflect.Value {
+	s := loadScenario{thresholds: map[corev1.ResourceName]int64{}, expiry: []int64{0, 60, 180, 300}[r.Intn(4)]}
+	alloc := corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(1000+r.Int63n(8000), resource.DecimalSI)}
+	if r.Intn(4) != 0 {
+		alloc[corev1.ResourceMemory] = *resource.NewQuantity((1+r.Int63n(64))<<30, resource.BinarySI)
+	}
+	s.node = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: corev1.NodeStatus{Allocatable: alloc}}
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if r.Intn(5) != 0 {
+			s.thresholds[name] = r.Int63n(101)
+		}
+	}
+	if r.Intn(5) != 0 {
+		usage := corev1.ResourceList{}
+		if r.Intn(5) != 0 {
+			usage[corev1.ResourceCPU] = *resource.NewMilliQuantity(r.Int63n(10000), resource.DecimalSI)
+		}
+		if r.Intn(3) != 0 {
+			usage[corev1.ResourceMemory] = *resource.NewQuantity(r.Int63n(70)<<30, resource.BinarySI)
+		}
+		s.metric = &slov1alpha1.NodeMetric{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: slov1alpha1.NodeMetricStatus{NodeUsage: usage}}
+		if r.Intn(8) != 0 {
+			s.metric.Status.UpdateTime = &metav1.Time{Time: now.Add(-time.Duration(r.Intn(400)) * time.Second)}
+		}
+	}
+	return reflect.ValueOf(s)
+}
+
+// TestLowNodeLoadAgreesWithLoadAwareFilter: with LowNodeLoad's highThresholds equal to LoadAware's
+// usageThresholds (and the same expiry), a node is hot exactly when LoadAware's Filter rejects it.
+func TestLowNodeLoadAgreesWithLoadAwareFilter(t *testing.T) {
+	env := plugintest.New(t, plugintest.Options{})
+	seen := map[bool]int{}
+	prop := func(s loadScenario) bool {
+		args := &lownodeload.LowNodeLoadArgs{HighThresholds: s.thresholds, LowThresholds: map[corev1.ResourceName]int64{},
+			NodeMetricExpirationSeconds: &s.expiry}
+		args.SetDefaults()
+		pl, err := lownodeload.New(args, env.Handle())
+		if err != nil {
+			t.Fatal(err)
+		}
+		hot := pl.(*lownodeload.Plugin).Hot(s.node, s.metric, now)
+
+		store := crcache.NewStore[slov1alpha1.NodeMetric]()
+		if s.metric != nil {
+			store.Put(s.metric)
+		}
+		filter := loadaware.New(&config.LoadAwareArgs{UsageThresholds: s.thresholds, ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 1},
+			NodeMetricExpirationSeconds: s.expiry}, store, nil, testingclock.NewFakePassiveClock(now))
+		state := schedframework.NewCycleState()
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+		if _, st := filter.PreFilter(context.Background(), state, pod, nil); !st.IsSuccess() {
+			t.Fatalf("PreFilter: %v", st)
+		}
+		ni := schedframework.NewNodeInfo()
+		ni.SetNode(s.node)
+		rejects := !filter.Filter(context.Background(), state, pod, ni).IsSuccess()
+		seen[rejects]++
+		if rejects != hot {
+			t.Logf("LoadAware rejects=%v, LowNodeLoad hot=%v: thresholds %v, expiry %d, alloc %v, metric %+v", rejects, hot, s.thresholds, s.expiry, s.node.Status.Allocatable, s.metric)
+		}
+		return rejects == hot
+	}
+	if err := quick.Check(prop, &quick.Config{MaxCount: 5000}); err != nil {
+		t.Fatal(err)
+	}
+	// Both verdicts must be well represented, or the property says little.
+	if seen[true] < 500 || seen[false] < 500 {
+		t.Fatalf("verdicts %v: the generator is too one-sided", seen)
+	}
+}
