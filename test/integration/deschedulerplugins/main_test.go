@@ -7,9 +7,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,7 +27,14 @@ import (
 
 var env *harness.Env
 
-func TestMain(m *testing.M) { harness.Main(m, &env, harness.Options{}) }
+func TestMain(m *testing.M) {
+	// kube-scheduler (run in-process by the end-to-end tests) listens for SIGUSR2; start Go's
+	// signal goroutine before the harness takes its goroutine baseline, as it lives on.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR2)
+	signal.Stop(sig)
+	harness.Main(m, &env, harness.Options{})
+}
 
 const nsLabel = "test.accord.dev/ns"
 
@@ -107,6 +116,8 @@ func (c *cluster) status(p *corev1.Pod, mutate func(*corev1.PodStatus)) {
 
 // runPolicy runs one descheduling cycle with the policy file of the plugin, limited to this test's
 // nodes (a top-level nodeSelector is added) and with the replacements applied (old, new, ...).
+// The default SchedulerSimulation preEvictionFilter is disabled: these tests check what each plugin
+// nominates and evicts; the end-to-end tests run with it, against the real accord-scheduler.
 func (c *cluster) runPolicy(file string, replacements ...string) {
 	c.t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "..", "pkg", "descheduler", "framework", "plugins", "testdata", "policies", file))
@@ -121,6 +132,7 @@ func (c *cluster) runPolicy(file string, replacements ...string) {
 		doc = strings.Replace(doc, replacements[i], replacements[i+1], 1)
 	}
 	doc = strings.Replace(doc, `kind: "DeschedulerPolicy"`, fmt.Sprintf("kind: \"DeschedulerPolicy\"\nnodeSelector: %q", nsLabel+"="+c.ns), 1)
+	doc = strings.Replace(doc, "    plugins:\n", "    plugins:\n      preEvictionFilter:\n        disabled: [SchedulerSimulation]\n", 1)
 	path := filepath.Join(c.t.TempDir(), file)
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 		c.t.Fatal(err)

@@ -108,10 +108,10 @@ func TestRemovePodsHavingTooManyRestarts(t *testing.T) {
 func TestPodLifeTime(t *testing.T) {
 	c := newCluster(t, "lifetime", harness.NodeSpec{Name: "n0"})
 	old := c.pod("old", "n0")
-	time.Sleep(2 * time.Second)
+	time.Sleep(4 * time.Second)
 	young := c.pod("young", "n0")
 	// The file's 24h and Pending states, shortened so a test can reach them.
-	c.runPolicy("podlifetime.yaml", "maxPodLifeTimeSeconds: 86400", "maxPodLifeTimeSeconds: 1", `- "Pending"`, `- "Running"`)
+	c.runPolicy("podlifetime.yaml", "maxPodLifeTimeSeconds: 86400", "maxPodLifeTimeSeconds: 3", `- "Pending"`, `- "Running"`)
 	c.expect(c.evicted(old, young), "old")
 }
 

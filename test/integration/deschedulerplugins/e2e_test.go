@@ -1,0 +1,278 @@
+package deschedulerplugins
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/component-base/metrics/testutil"
+	"k8s.io/utils/ptr"
+
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/descheduler/app"
+	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+	"github.com/accord-sched/accord/pkg/scheduler/server"
+	"github.com/accord-sched/accord/test/harness"
+)
+
+// schedulerConfig is the sample KubeSchedulerConfiguration (manifests/scheduler/config.yaml).
+func schedulerConfig() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "manifests", "scheduler", "config.yaml")
+}
+
+// startScheduler runs accord-scheduler in-process, with the sample configuration, until the test
+// ends.
+func startScheduler(t *testing.T) {
+	t.Helper()
+	config := schedulerConfig()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := env.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- server.RunInProcess(ctx, kubeconfig, config) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("scheduler: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("scheduler did not stop")
+		}
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("scheduler stopped early: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// startDescheduler runs accord-descheduler in-process in periodic and event-triggered mode.
+func startDescheduler(t *testing.T, policy string, interval time.Duration) *metrics.Metrics {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(path, []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := metrics.New()
+	ready := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		// The descheduler simulates the scheduler it works with (SchedulerSimulation).
+		done <- app.Run(ctx, app.Config{RestConfig: env.Config, PolicyConfigFile: path, SchedulerConfigFile: schedulerConfig(), DeschedulingInterval: interval,
+			EventDriven: true, Metrics: m, OnReady: func() { close(ready) }})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("descheduler: %v", err)
+		}
+	})
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("descheduler stopped early: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("descheduler not ready")
+	}
+	return m
+}
+
+// deletions records when each pod of a namespace was first marked for deletion or deleted.
+type deletions struct {
+	mu   sync.Mutex
+	when map[string]time.Time
+	node map[string]string
+}
+
+func watchDeletions(t *testing.T, ns string) *deletions {
+	t.Helper()
+	d := &deletions{when: map[string]time.Time{}, node: map[string]string{}}
+	w, err := env.Client.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	go func() {
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || (ev.Type != watch.Deleted && pod.DeletionTimestamp == nil) {
+				continue
+			}
+			d.mu.Lock()
+			if _, seen := d.when[pod.Name]; !seen {
+				d.when[pod.Name] = time.Now()
+				d.node[pod.Name] = pod.Spec.NodeName
+			}
+			d.mu.Unlock()
+		}
+	}()
+	return d
+}
+
+func (d *deletions) snapshot() (map[string]time.Time, map[string]string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w, n := map[string]time.Time{}, map[string]string{}
+	for k, v := range d.when {
+		w[k], n[k] = v, d.node[k]
+	}
+	return w, n
+}
+
+func runningPods(t *testing.T, ns string) map[string]string {
+	t.Helper()
+	list, err := env.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" {
+			out[p.Name] = p.Spec.NodeName
+		}
+	}
+	return out
+}
+
+// TestEndToEndNodeCRDResourceFit: a Deployment's pods are placed by accord-scheduler; one node's
+// ClusterScopedResource stops enabling the resource; in event mode its pods are evicted within 1s,
+// recreated by the ReplicaSet and placed on compliant nodes, and nothing is evicted again over the
+// next 10 cycles.
+func TestEndToEndNodeCRDResourceFit(t *testing.T) {
+	startScheduler(t)
+	c := newCluster(t, "e2e-crfit", crNode("n0"), crNode("n1"), crNode("n2"))
+	score := map[string]schedv1alpha1.ResourceScore{"n0": 90, "n1": 50, "n2": 40}
+	for _, n := range []string{"n0", "n1", "n2"} {
+		csr := &schedv1alpha1.ClusterScopedResource{ObjectMeta: metav1.ObjectMeta{Name: c.node(n)}, Spec: schedv1alpha1.ClusterScopedResourceSpec{
+			ResourcesFilter: map[corev1.ResourceName]bool{corev1.ResourceCPU: true, exRes: true},
+			ResourcesScore:  map[corev1.ResourceName]schedv1alpha1.ResourceScore{exRes: score[n]}}}
+		if _, err := env.Accord.SchedulingV1alpha1().ClusterScopedResources().Create(context.Background(), csr, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		name := csr.Name
+		t.Cleanup(func() {
+			_ = env.Accord.SchedulingV1alpha1().ClusterScopedResources().Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
+	}
+	labels := map[string]string{"app": "e2e"}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: c.ns}, Spec: appsv1.DeploymentSpec{
+		Replicas: ptr.To[int32](6), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+			SchedulerName: "accord-scheduler",
+			// Only this test's nodes.
+			NodeSelector: map[string]string{nsLabel: c.ns},
+			Containers: []corev1.Container{{Name: "c", Image: "pause", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), exRes: resource.MustParse("1")},
+				Limits:   corev1.ResourceList{exRes: resource.MustParse("1")}}}}}}}}
+	if _, err := env.Client.AppsV1().Deployments(c.ns).Create(context.Background(), dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var placed map[string]string
+	if err := harness.WaitFor(ctx, 30*time.Second, func(context.Context) (bool, error) {
+		placed = runningPods(t, c.ns)
+		return len(placed) == 6, nil
+	}); err != nil {
+		t.Fatalf("deployment not running: %v (%v)", err, placed)
+	}
+	onN0 := 0
+	for _, n := range placed {
+		if n == c.node("n0") {
+			onN0++
+		}
+	}
+	if onN0 == 0 {
+		t.Fatalf("accord-scheduler placed nothing on the best-scored node: %v", placed)
+	}
+
+	policy := fmt.Sprintf(`apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+nodeSelector: %q
+maxNoOfPodsToEvictPerNode: 10
+profiles:
+- name: accord
+  pluginConfig:
+  - name: NodeCRDResourceFit
+    args:
+      missingCRPolicy: Reject
+      schedulerNames: [accord-scheduler]
+  plugins:
+    deschedule:
+      enabled: [NodeCRDResourceFit]
+`, nsLabel+"="+c.ns)
+	m := startDescheduler(t, policy, 300*time.Millisecond)
+	dels := watchDeletions(t, c.ns)
+	time.Sleep(time.Second) // a few compliant cycles first
+	if w, _ := dels.snapshot(); len(w) != 0 {
+		t.Fatalf("pods evicted before any change: %v", w)
+	}
+
+	// n0's CR stops enabling the resource.
+	csr, err := env.Accord.SchedulingV1alpha1().ClusterScopedResources().Get(ctx, c.node("n0"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	csr.Spec.ResourcesFilter[exRes] = false
+	changed := time.Now()
+	if _, err := env.Accord.SchedulingV1alpha1().ClusterScopedResources().Update(ctx, csr, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := harness.WaitFor(ctx, 5*time.Second, func(context.Context) (bool, error) {
+		w, _ := dels.snapshot()
+		return len(w) >= onN0, nil
+	}); err != nil {
+		t.Fatalf("pods on n0 not evicted: %v", err)
+	}
+	w, nodes := dels.snapshot()
+	for pod, at := range w {
+		if nodes[pod] != c.node("n0") {
+			t.Errorf("evicted %s from %s, not n0", pod, nodes[pod])
+		}
+		if d := at.Sub(changed); d > time.Second {
+			t.Errorf("%s evicted %v after the CR change, want within 1s", pod, d)
+		}
+	}
+	// Recreated by the ReplicaSet and placed by accord-scheduler on compliant nodes.
+	if err := harness.WaitFor(ctx, 30*time.Second, func(context.Context) (bool, error) {
+		placed = runningPods(t, c.ns)
+		return len(placed) == 6, nil
+	}); err != nil {
+		t.Fatalf("replacements not running: %v (%v)", err, placed)
+	}
+	for pod, n := range placed {
+		if n == c.node("n0") {
+			t.Errorf("%s placed on n0, which no longer enables %s", pod, exRes)
+		}
+	}
+	// Nothing is evicted again over the next 10 cycles.
+	evictedSoFar := len(w)
+	start, err := testutil.GetCounterMetricValue(m.Cycles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := harness.WaitFor(ctx, 30*time.Second, func(context.Context) (bool, error) {
+		v, err := testutil.GetCounterMetricValue(m.Cycles)
+		return v >= start+10, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := dels.snapshot(); len(w) != evictedSoFar {
+		t.Fatalf("%d more pods evicted after the replacements were placed", len(w)-evictedSoFar)
+	}
+}
