@@ -21,6 +21,7 @@ func ownerOf(pod *corev1.Pod) types.UID {
 // eviction is an admitted eviction, remembered for the flap window.
 type eviction struct {
 	pod       types.UID
+	obj       *corev1.Pod
 	from      string
 	predicted string
 	at        time.Time
@@ -61,7 +62,14 @@ type flapMemory struct {
 	mu        sync.Mutex
 	evictions map[types.UID][]*eviction
 	backoffs  map[ownerNode]*backoff
+	// landed are evictions whose replacement was bound in the last landedGrace: the simulator's
+	// cache and this memory learn of the binding from separate informer handlers, so for a moment
+	// the cache may not have the replacement yet; Pending keeps counting it meanwhile.
+	landed []*eviction
 }
+
+// landedGrace: see flapMemory.landed.
+const landedGrace = 2 * time.Second
 
 func newFlapMemory(c clock.PassiveClock, window, base, max time.Duration) *flapMemory {
 	return &flapMemory{clock: c, window: window, base: base, max: max,
@@ -77,7 +85,41 @@ func (f *flapMemory) Evicting(pod *corev1.Pod, predicted string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.expire()
-	f.evictions[owner] = append(f.evictions[owner], &eviction{pod: pod.UID, from: pod.Spec.NodeName, predicted: predicted, at: f.clock.Now()})
+	f.evictions[owner] = append(f.evictions[owner], &eviction{pod: pod.UID, obj: pod, from: pod.Spec.NodeName, predicted: predicted, at: f.clock.Now()})
+}
+
+// PendingMove is an evicted pod whose replacement has not landed yet, and where it is predicted.
+type PendingMove struct {
+	Pod       *corev1.Pod
+	Predicted string
+}
+
+// Pending returns the evictions of the last ttl that happened (the pod is gone) and whose
+// replacement has not been bound yet, oldest first: a new cycle's snapshot must count them on
+// their predicted nodes, or a second eviction could count on the room the first one's replacement
+// is about to take.
+func (f *flapMemory) Pending(ttl time.Duration) []PendingMove {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.clock.Now()
+	var out []PendingMove
+	kept := f.landed[:0]
+	for _, e := range f.landed {
+		if now.Sub(e.at) <= landedGrace {
+			kept = append(kept, e)
+			out = append(out, PendingMove{Pod: e.obj, Predicted: e.predicted})
+		}
+	}
+	clear(f.landed[len(kept):])
+	f.landed = kept
+	for _, list := range f.evictions {
+		for _, e := range list {
+			if e.gone && now.Sub(e.at) <= ttl {
+				out = append(out, PendingMove{Pod: e.obj, Predicted: e.predicted})
+			}
+		}
+	}
+	return out
 }
 
 // Gone records that pod was deleted or is terminating.
@@ -113,6 +155,9 @@ func (f *flapMemory) Bound(pod *corev1.Pod) Landing {
 			continue
 		}
 		f.evictions[owner] = append(list[:i:i], list[i+1:]...)
+		landed := *e
+		landed.at = f.clock.Now()
+		f.landed = append(f.landed, &landed)
 		l := Landing{Matched: true, From: e.from, Predicted: e.predicted, Node: pod.Spec.NodeName}
 		if l.Node == e.from {
 			l.Flap = true

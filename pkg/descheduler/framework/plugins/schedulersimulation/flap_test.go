@@ -116,3 +116,42 @@ func TestReplacementsThatAreNotFlaps(t *testing.T) {
 		t.Fatalf("an eviction older than the window matched: %+v", l)
 	}
 }
+
+// An eviction is pending (its replacement takes room on the predicted node in later cycles' snapshots)
+// once the pod is gone and until its replacement is bound, plus a short grace for the simulator's
+// cache to see the binding; an eviction that did not happen (the pod is not gone) is not pending.
+func TestPendingMoves(t *testing.T) {
+	start := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(start)
+	f := newFlapMemory(clk, time.Hour, time.Minute, time.Hour)
+	victim := ownedPod("victim", "n1", "rs", start.Add(-time.Hour))
+	failed := ownedPod("failed", "n1", "rs2", start.Add(-time.Hour))
+	f.Evicting(victim, "n2")
+	f.Evicting(failed, "n3")
+	if p := f.Pending(time.Minute); len(p) != 0 {
+		t.Fatalf("pending before the pods are gone: %+v", p)
+	}
+	f.Gone(victim)
+	if p := f.Pending(time.Minute); len(p) != 1 || p[0].Pod.Name != "victim" || p[0].Predicted != "n2" {
+		t.Fatalf("pending = %+v, want victim to n2", p)
+	}
+	clk.SetTime(start.Add(time.Second))
+	if l := f.Bound(ownedPod("repl", "n2", "rs", clk.Now())); !l.Matched || l.Flap {
+		t.Fatalf("landing = %+v", l)
+	}
+	if p := f.Pending(time.Minute); len(p) != 1 {
+		t.Fatalf("within the grace the landed replacement still counts: %+v", p)
+	}
+	clk.SetTime(start.Add(time.Second + landedGrace + time.Millisecond))
+	if p := f.Pending(time.Minute); len(p) != 0 {
+		t.Fatalf("pending after the grace: %+v", p)
+	}
+	// A gone pod whose replacement never lands stops counting after the TTL.
+	other := ownedPod("other", "n1", "rs3", start)
+	f.Evicting(other, "n2")
+	f.Gone(other)
+	clk.SetTime(clk.Now().Add(2 * time.Minute))
+	if p := f.Pending(time.Minute); len(p) != 0 {
+		t.Fatalf("pending after the TTL: %+v", p)
+	}
+}

@@ -28,6 +28,10 @@ const Name = "SchedulerSimulation"
 // long without one starts a new cycle (the moves admitted in the previous one are reverted).
 const cycleGap = time.Second
 
+// pendingTTL bounds how long an evicted pod whose replacement has not been bound yet is counted on
+// its predicted node at the start of a cycle.
+const pendingTTL = time.Minute
+
 // Verdicts.
 const (
 	VerdictEvict   = "evict"
@@ -211,6 +215,12 @@ func (p *Plugin) beginLocked(ctx context.Context) {
 		return
 	}
 	p.open = true
+	// Replacements not bound yet take their predicted room in this cycle too.
+	for _, m := range p.flaps.Pending(pendingTTL) {
+		if err := p.sim.Admit(ctx, m.Pod, m.Predicted); err != nil {
+			klog.FromContext(ctx).V(4).Info("Counting a pending replacement on its predicted node", "pod", klog.KObj(m.Pod), "node", m.Predicted, "err", err)
+		}
+	}
 	clear(p.decisions)
 	p.metrics.BackoffsActive.WithLabelValues(p.handle.ProfileName()).Set(float64(p.flaps.Active()))
 }
