@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/pkg/descheduler/app"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/scheduler/server"
@@ -274,5 +275,139 @@ profiles:
 	}
 	if w, _ := dels.snapshot(); len(w) != evictedSoFar {
 		t.Fatalf("%d more pods evicted after the replacements were placed", len(w)-evictedSoFar)
+	}
+}
+
+// TestEndToEndLowNodeLoad: a hot node (by its NodeMetric) is drained to under its threshold while
+// accord-scheduler and the descheduler run; the replacement avoids the other hot node, and once the
+// metrics catch up no second wave follows.
+func TestEndToEndLowNodeLoad(t *testing.T) {
+	startScheduler(t)
+	ctx := context.Background()
+	c := newCluster(t, "e2e-load", harness.NodeSpec{Name: "hot"}, harness.NodeSpec{Name: "hot2"}, harness.NodeSpec{Name: "cool"})
+	// Only "hot" has a ClusterScopedResource at first, so accord-scheduler (missingCRPolicy Reject)
+	// puts the whole Deployment there.
+	c.csr("hot", corev1.ResourceCPU)
+	labels := map[string]string{"app": "load"}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "load", Namespace: c.ns}, Spec: appsv1.DeploymentSpec{
+		Replicas: ptr.To[int32](6), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "load", "tier": "stateless"}}, Spec: corev1.PodSpec{
+			SchedulerName: "accord-scheduler",
+			NodeSelector:  map[string]string{nsLabel: c.ns},
+			Containers: []corev1.Container{{Name: "c", Image: "pause", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}}}}}
+	if _, err := env.Client.AppsV1().Deployments(c.ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var placed map[string]string
+	if err := harness.WaitFor(ctx, 30*time.Second, func(context.Context) (bool, error) {
+		placed = runningPods(t, c.ns)
+		return len(placed) == 6, nil
+	}); err != nil {
+		t.Fatalf("deployment not running: %v (%v)", err, placed)
+	}
+	c.csr("hot2", corev1.ResourceCPU)
+	c.csr("cool", corev1.ResourceCPU)
+	// hot: 3.6 of 4 CPUs, 0.6 per pod; hot2: 3.4 (85%); cool: 0.4 (10%). LoadAware's threshold is 80%.
+	var usage []slov1alpha1.PodUsage
+	for name := range placed {
+		usage = append(usage, slov1alpha1.PodUsage{Namespace: c.ns, Name: name, Usage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m")}})
+	}
+	c.metric("hot", "3600m", usage)
+	c.metric("hot2", "3400m", nil)
+	c.metric("cool", "400m", nil)
+
+	policy := fmt.Sprintf(`apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+nodeSelector: %q
+maxNoOfPodsToEvictPerNode: 10
+profiles:
+- name: load
+  pluginConfig:
+  - name: LowNodeLoad
+    args:
+      highThresholds: {cpu: 80, memory: 80}
+      lowThresholds: {cpu: 40, memory: 40}
+      nodeMetricExpirationSeconds: 180
+      consecutiveAbnormalities: 3
+  plugins:
+    balance:
+      enabled: [LowNodeLoad]
+`, nsLabel+"="+c.ns)
+	dels := watchDeletions(t, c.ns)
+	m := startDescheduler(t, policy, 300*time.Millisecond)
+	if err := harness.WaitFor(ctx, 10*time.Second, func(context.Context) (bool, error) {
+		w, _ := dels.snapshot()
+		return len(w) > 0, nil
+	}); err != nil {
+		t.Fatalf("hot node not drained: %v", err)
+	}
+	// 90% - 15% per pod: one eviction brings it to 75%, under 80%.
+	time.Sleep(100 * time.Millisecond)
+	w, nodes := dels.snapshot()
+	if len(w) != 1 {
+		t.Fatalf("evicted %d pods, want 1 (90%% -> 75%%)", len(w))
+	}
+	var evicted string
+	for pod := range w {
+		evicted = pod
+		if nodes[pod] != c.node("hot") {
+			t.Fatalf("evicted %s from %s", pod, nodes[pod])
+		}
+	}
+	// The metrics agent catches up: hot is at 75%, and the replacement will load cool.
+	var rest []slov1alpha1.PodUsage
+	for _, u := range usage {
+		if u.Name != evicted {
+			rest = append(rest, u)
+		}
+	}
+	c.updateMetric("hot", "3000m", rest)
+	if err := harness.WaitFor(ctx, 30*time.Second, func(context.Context) (bool, error) {
+		placed = runningPods(t, c.ns)
+		return len(placed) == 6, nil
+	}); err != nil {
+		t.Fatalf("replacement not running: %v (%v)", err, placed)
+	}
+	moved := 0
+	for pod, n := range placed {
+		switch n {
+		case c.node("hot2"):
+			t.Errorf("%s landed on the other hot node", pod)
+		case c.node("cool"):
+			moved++
+		}
+	}
+	if moved != 1 {
+		t.Errorf("%d pods on the cool node, want the replacement: %v", moved, placed)
+	}
+	c.updateMetric("cool", "1000m", nil)
+	start, err := testutil.GetCounterMetricValue(m.Cycles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := harness.WaitFor(ctx, 30*time.Second, func(context.Context) (bool, error) {
+		v, err := testutil.GetCounterMetricValue(m.Cycles)
+		return v >= start+10, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := dels.snapshot(); len(w) != 1 {
+		t.Fatalf("a second wave: %d pods evicted in all", len(w))
+	}
+}
+
+func (c *cluster) updateMetric(node, cpu string, pods []slov1alpha1.PodUsage) {
+	c.t.Helper()
+	ctx := context.Background()
+	m, err := env.Accord.SloV1alpha1().NodeMetrics().Get(ctx, c.node(node), metav1.GetOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	m.Status.UpdateTime = &metav1.Time{Time: time.Now()}
+	m.Status.NodeUsage[corev1.ResourceCPU] = resource.MustParse(cpu)
+	m.Status.PodsUsage = pods
+	if _, err := env.Accord.SloV1alpha1().NodeMetrics().UpdateStatus(ctx, m, metav1.UpdateOptions{}); err != nil {
+		c.t.Fatal(err)
 	}
 }
