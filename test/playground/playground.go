@@ -256,9 +256,12 @@ accord-scheduler runs with %s,
 accord-descheduler with %s.
 Make node-5 stop offering example.com/memory and watch its pods move to node-2:
   bin/kubectl patch csres node-5 --type=merge -p '{"spec":{"resourcesFilter":{"example.com/memory":false}}}'
+Ask the descheduler why it would (not) evict each candidate pod (one dry-run cycle):
+  bin/accord-descheduler explain --kubeconfig %s \
+    --policy-config-file %s --scheduler-config-file %s
 
 Press Ctrl-C to stop.
-`, p.Kubeconfig, p.SchedulerConfig, p.DeschedulerPolicy)
+`, p.Kubeconfig, p.SchedulerConfig, p.DeschedulerPolicy, p.Kubeconfig, p.DeschedulerPolicy, p.SchedulerConfig)
 	select {
 	case <-ctx.Done():
 		klog.FromContext(ctx).Info("Shutting down the playground")

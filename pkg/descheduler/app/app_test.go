@@ -143,3 +143,33 @@ profiles:
 		}
 	}
 }
+
+func TestWriteExplain(t *testing.T) {
+	score, here := int64(312), int64(280)
+	rows := []ExplainRow{
+		{Profile: "p", Plugin: "RemoveDuplicates", Namespace: "ns", Pod: "a", Node: "n1", Reason: "3 pods\nof owner", Verdict: ExplainEvict,
+			SimulationReason: "admitted", PredictedNode: "n2", Score: &score, CurrentNodeScore: &here, Message: "predicted on n2"},
+		{Profile: "p", Plugin: "LowNodeUtilization", Namespace: "ns", Pod: "b", Node: "n1", Verdict: ExplainBlocked, BlockedBy: "SchedulerSimulation", SimulationReason: "same_node"},
+	}
+	var b strings.Builder
+	if err := WriteExplain(&b, rows, "table"); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "VERDICT") || !strings.Contains(lines[1], "312 (here 280)") ||
+		!strings.Contains(lines[1], "3 pods of owner") || !strings.Contains(lines[2], "SchedulerSimulation/same_node") {
+		t.Errorf("table:\n%s", b.String())
+	}
+	b.Reset()
+	if err := WriteExplain(&b, nil, "json"); err != nil || strings.TrimSpace(b.String()) != "[]" {
+		t.Errorf("empty json = %q, %v", b.String(), err)
+	}
+	if err := WriteExplain(&b, rows, "yaml"); err == nil {
+		t.Error("unknown format accepted")
+	}
+	cmd := NewDeschedulerCommand()
+	explain, _, err := cmd.Find([]string{"explain"})
+	if err != nil || explain.Name() != "explain" || explain.Flags().Lookup("scheduler-config-file") == nil || explain.Flags().ShorthandLookup("o") == nil {
+		t.Errorf("explain subcommand: %v", err)
+	}
+}

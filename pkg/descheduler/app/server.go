@@ -145,6 +145,7 @@ and/or in reaction to cluster events, evicting pods through the Eviction API wit
 	for _, f := range fss.FlagSets {
 		cmd.Flags().AddFlagSet(f)
 	}
+	cmd.AddCommand(newExplainCommand(opts...))
 	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
 	cliflag.SetUsageAndHelpFunc(cmd, fss, cols)
 	return cmd

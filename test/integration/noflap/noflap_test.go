@@ -1,7 +1,9 @@
 package noflap
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,6 +42,7 @@ func TestNoFlap(t *testing.T) {
 				t.Logf("with the simulation: %s", r)
 				sc.check(t, r)
 				checkNoRepeats(t, r)
+				checkExplain(t, r, schedCfg)
 			})
 			t.Run("without SchedulerSimulation", func(t *testing.T) {
 				r := sc.run(t, schedCfg, false)
@@ -53,6 +56,7 @@ func TestNoFlap(t *testing.T) {
 // result is what one descheduler run did.
 type result struct {
 	ns         string
+	policy     string // the policy file
 	source     string // the node the imbalance is on
 	target     string // the node the pods should go to ("" when none can)
 	cycles     float64
@@ -108,6 +112,38 @@ func checkOnlyCurrentNode(t *testing.T, r result) {
 	}
 	if r.blocked["same_node"] == 0 {
 		t.Errorf("the overloaded node's pods should be blocked as landing back: %v", r.blocked)
+	}
+}
+
+// checkExplain runs `accord-descheduler explain` on the settled scenario: the imbalance the
+// plugin still sees is explained, row by row, as blocked by SchedulerSimulation because the
+// scheduler would place the replacement back on the node it is on.
+func checkExplain(t *testing.T, r result, schedCfg string) {
+	t.Helper()
+	rows, err := app.Explain(context.Background(), app.Config{RestConfig: env.Config, PolicyConfigFile: r.policy, SchedulerConfigFile: schedCfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table, js bytes.Buffer
+	if err := app.WriteExplain(&table, rows, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.WriteExplain(&js, rows, "json"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("explain:\n%s", table.String())
+	var decoded []app.ExplainRow
+	if err := json.Unmarshal(js.Bytes(), &decoded); err != nil || len(decoded) != len(rows) {
+		t.Errorf("explain -o json: %v, %d rows for %d", err, len(decoded), len(rows))
+	}
+	if len(rows) == 0 {
+		t.Fatal("explain: no candidate")
+	}
+	for _, row := range rows {
+		if row.Verdict != app.ExplainBlocked || row.BlockedBy != "SchedulerSimulation" || row.SimulationReason != "same_node" ||
+			row.PredictedNode != r.source || row.Node != r.source || row.Score == nil || row.Plugin == "" || row.Reason == "" {
+			t.Errorf("explain row %+v: want blocked by SchedulerSimulation (same_node, predicted %s) with the plugin and its reason", row, r.source)
+		}
 	}
 }
 
@@ -253,7 +289,7 @@ func runDescheduler(t *testing.T, ctx context.Context, ns, schedCfg, policy stri
 	time.Sleep(2 * time.Second)
 	cancel()
 	wg.Wait()
-	r := result{ns: ns, duration: time.Since(start), cycles: sum(t, m, "accord_descheduler_cycles_total", nil),
+	r := result{ns: ns, policy: path, duration: time.Since(start), cycles: sum(t, m, "accord_descheduler_cycles_total", nil),
 		evictions: byLabel(t, m, "accord_descheduler_pods_evicted_total", "node", map[string]string{"result": "success"}),
 		landings:  byLabel(t, m, "accord_descheduler_simulation_landings_total", "result", nil),
 		flaps:     sum(t, m, "accord_descheduler_flaps_total", nil),
