@@ -61,6 +61,11 @@ func (l *Load) Check(allocatable corev1.ResourceList, thresholds []ResourceThres
 	if !l.Fresh(now, maxAge) {
 		return LoadCheck{Stale: true}
 	}
+	return l.check(allocatable, thresholds)
+}
+
+// check is Check for a metric known to be fresh.
+func (l *Load) check(allocatable corev1.ResourceList, thresholds []ResourceThreshold) LoadCheck {
 	for _, t := range thresholds {
 		if t.Percent <= 0 {
 			continue
@@ -105,17 +110,113 @@ func (l *Load) Score(allocatable corev1.ResourceList, podRequests []float64, wei
 			continue
 		}
 		used, _ := l.used(w.Name)
+		var req float64
 		if i < len(podRequests) {
-			used += podRequests[i]
+			req = podRequests[i]
 		}
-		free := int64((a - used) * 100 / a)
-		sum += w.Weight * clamp(free, 0, MaxLoadScore)
+		sum += w.Weight * freeShare(a, used, req)
 		total += w.Weight
 	}
 	if total == 0 {
 		return NeutralLoadScore
 	}
 	return sum / total
+}
+
+// freeShare is a resource's free share, 0..100, once a pod's request joins the measured usage:
+// 100 * (allocatable - (usage + request)) / allocatable, rounded toward zero and clamped.
+func freeShare(alloc, used, req float64) int64 {
+	return clamp(int64((alloc-(used+req))*100/alloc), 0, MaxLoadScore)
+}
+
+// NodeLoad is a Load compiled further, against one node's allocatable and one list of thresholds
+// and weights (a scheduler profile's): the answer Check gives while the metric is fresh, and for
+// each weighted resource the node's allocatable and measured usage as numbers. A scheduler keeps
+// one per node, rebuilt when the node's NodeMetric or its Node changes (NewNodeLoad allocates), so
+// that Filter is a freshness test and Score a few arithmetic operations per weighted resource;
+// neither allocates nor looks anything up.
+//
+// Freshness is still judged at the time of each call, from the metric's update time: a metric
+// that expires after the NodeLoad was built is treated as expired, exactly as by Load.
+//
+// Its answers are exactly those of Load.Check and Load.Score (and so of CheckLoad and LoadScore)
+// with the same allocatable, thresholds and weights.
+type NodeLoad struct {
+	updated    int64
+	hasUpdated bool
+	// check is the answer of Check while the metric is fresh.
+	check LoadCheck
+	// shares are the weighted resources that count in the score, in the order of the weights.
+	shares []resourceShare
+	// total is the sum of the shares' weights.
+	total int64
+}
+
+type resourceShare struct {
+	// index is the resource's position in the weights, and so in the pod's aligned requests.
+	index  int
+	weight int64
+	alloc  float64
+	used   float64
+}
+
+// NewNodeLoad compiles l against a node's allocatable, thresholds and weights. A nil Load (no
+// metric) gives nil, which Check and Score treat as a missing metric.
+func NewNodeLoad(l *Load, allocatable corev1.ResourceList, thresholds []ResourceThreshold, weights []ResourceWeight) *NodeLoad {
+	if l == nil {
+		return nil
+	}
+	n := &NodeLoad{updated: l.updated, hasUpdated: l.hasUpdated, check: l.check(allocatable, thresholds)}
+	for i, w := range weights {
+		if w.Weight <= 0 {
+			continue
+		}
+		alloc, ok := allocatable[w.Name]
+		if !ok {
+			continue
+		}
+		a := alloc.AsApproximateFloat64()
+		if a <= 0 {
+			continue
+		}
+		used, _ := l.used(w.Name)
+		n.shares = append(n.shares, resourceShare{index: i, weight: w.Weight, alloc: a, used: used})
+		n.total += w.Weight
+	}
+	return n
+}
+
+// Fresh is Load.Fresh for the compiled metric.
+func (n *NodeLoad) Fresh(now time.Time, maxAge time.Duration) bool {
+	if n == nil || !n.hasUpdated {
+		return false
+	}
+	return maxAge <= 0 || now.UnixNano()-n.updated <= int64(maxAge)
+}
+
+// Check is Load.Check with the node's allocatable and the thresholds NewNodeLoad was given.
+func (n *NodeLoad) Check(now time.Time, maxAge time.Duration) LoadCheck {
+	if !n.Fresh(now, maxAge) {
+		return LoadCheck{Stale: true}
+	}
+	return n.check
+}
+
+// Score is Load.Score with the node's allocatable and the weights NewNodeLoad was given;
+// podRequests are aligned with those weights (AlignRequests).
+func (n *NodeLoad) Score(podRequests []float64, now time.Time, maxAge time.Duration) int64 {
+	if !n.Fresh(now, maxAge) || n.total == 0 {
+		return NeutralLoadScore
+	}
+	var sum int64
+	for _, s := range n.shares {
+		var req float64
+		if s.index < len(podRequests) {
+			req = podRequests[s.index]
+		}
+		sum += s.weight * freeShare(s.alloc, s.used, req)
+	}
+	return sum / n.total
 }
 
 // AlignRequests returns the pod's requests (from a computed request list, e.g. component-helpers'

@@ -50,8 +50,21 @@ func TestLoadAgreesWithMetric(t *testing.T) {
 				}
 				for wi, w := range weights {
 					for pi, p := range pods {
-						if got, want := l.Score(a, AlignRequests(p, w), w, now, maxAge), LoadScore(m, a, p, w, now, maxAge); got != want {
+						want := LoadScore(m, a, p, w, now, maxAge)
+						if got := l.Score(a, AlignRequests(p, w), w, now, maxAge); got != want {
 							t.Errorf("metric %d, alloc %d, weights %d, pod %d: Score = %d, LoadScore = %d", mi, ai, wi, pi, got, want)
+						}
+						for ti, th := range thresholds {
+							nl := NewNodeLoad(l, a, th, w)
+							if got := nl.Score(AlignRequests(p, w), now, maxAge); got != want {
+								t.Errorf("metric %d, alloc %d, thresholds %d, weights %d, pod %d: NodeLoad.Score = %d, LoadScore = %d", mi, ai, ti, wi, pi, got, want)
+							}
+							if got, want := nl.Check(now, maxAge), CheckLoad(m, a, th, now, maxAge); got != want {
+								t.Errorf("metric %d, alloc %d, thresholds %d, weights %d: NodeLoad.Check = %+v, CheckLoad = %+v", mi, ai, ti, wi, got, want)
+							}
+							if got, want := nl.Fresh(now, maxAge), MetricFresh(m, now, maxAge); got != want {
+								t.Errorf("metric %d: NodeLoad.Fresh = %v, MetricFresh = %v", mi, got, want)
+							}
 						}
 					}
 				}
@@ -70,6 +83,49 @@ func BenchmarkCompiledLoad(b *testing.B) {
 	fn := func() {
 		if !l.Check(alloc, th, now, time.Minute).Overloaded {
 			sink += l.Score(alloc, pod, w, now, time.Minute)
+		}
+	}
+	assertZeroAllocs(b, fn)
+	b.ReportAllocs()
+	for b.Loop() {
+		fn()
+	}
+	_ = sink
+}
+
+// TestNodeLoadExpiresAfterCompiling: a NodeLoad built while its metric was fresh judges freshness at
+// each call, so the metric expiring later (with no event) makes it stale, as CheckLoad does.
+func TestNodeLoadExpiresAfterCompiling(t *testing.T) {
+	m := metric(time.Second, rl("cpu", "4"))
+	alloc := rl("cpu", "4")
+	th := []ResourceThreshold{{Name: "cpu", Percent: 80}}
+	w := []ResourceWeight{{Name: "cpu", Weight: 1}}
+	nl := NewNodeLoad(NewLoad(m), alloc, th, w)
+	if c := nl.Check(now, time.Minute); !c.Overloaded {
+		t.Fatalf("fresh: Check = %+v, want overloaded", c)
+	}
+	later := now.Add(time.Minute)
+	if got, want := nl.Check(later, time.Minute), CheckLoad(m, alloc, th, later, time.Minute); got != want || !got.Stale {
+		t.Fatalf("expired: Check = %+v, CheckLoad = %+v, want stale", got, want)
+	}
+	if got := nl.Score(nil, later, time.Minute); got != NeutralLoadScore {
+		t.Fatalf("expired: Score = %d, want %d", got, NeutralLoadScore)
+	}
+	if NewNodeLoad(nil, alloc, th, w) != nil {
+		t.Fatal("a missing metric compiled to a non-nil NodeLoad")
+	}
+}
+
+func BenchmarkNodeLoad(b *testing.B) {
+	alloc := rl("cpu", "4", "memory", "16Gi")
+	th := []ResourceThreshold{{Name: "cpu", Percent: 80}, {Name: "memory", Percent: 80}}
+	w := []ResourceWeight{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 1}}
+	nl := NewNodeLoad(NewLoad(metric(time.Second, rl("cpu", "2", "memory", "8Gi"))), alloc, th, w)
+	pod := AlignRequests(rl("cpu", "500m", "memory", "1Gi"), w)
+	var sink int64
+	fn := func() {
+		if !nl.Check(now, time.Minute).Overloaded {
+			sink += nl.Score(pod, now, time.Minute)
 		}
 	}
 	assertZeroAllocs(b, fn)

@@ -119,15 +119,14 @@ func LoadScore(metric *slov1alpha1.NodeMetric, allocatable, podRequests corev1.R
 		if a <= 0 {
 			continue
 		}
-		var used float64
+		var used, req float64
 		if q, ok := metric.Status.NodeUsage[w.Name]; ok {
 			used = q.AsApproximateFloat64()
 		}
 		if q, ok := podRequests[w.Name]; ok {
-			used += q.AsApproximateFloat64()
+			req = q.AsApproximateFloat64()
 		}
-		free := int64((a - used) * 100 / a)
-		sum += w.Weight * clamp(free, 0, MaxLoadScore)
+		sum += w.Weight * freeShare(a, used, req)
 		total += w.Weight
 	}
 	if total == 0 {

@@ -95,7 +95,8 @@ func (c *Cache) ClusterScopedResources(ctx context.Context, h fwk.Handle) (Store
 	if err != nil {
 		return Store[schedv1alpha1.ClusterScopedResource]{}, err
 	}
-	return storeFor(ctx, c, &c.csrs, compileOffer, f, "ClusterScopedResource", f.Scheduling().V1alpha1().ClusterScopedResources().Informer())
+	// Read-mostly: a node's CR changes rarely, and Filter and Score read it for every (pod, node).
+	return storeFor(ctx, c, &c.csrs, compileOffer, true, f, "ClusterScopedResource", f.Scheduling().V1alpha1().ClusterScopedResources().Informer())
 }
 
 // NodeMetrics returns a synced store of NodeMetrics, each stored with its compiled
@@ -105,15 +106,15 @@ func (c *Cache) NodeMetrics(ctx context.Context, h fwk.Handle) (Store[slov1alpha
 	if err != nil {
 		return Store[slov1alpha1.NodeMetric]{}, err
 	}
-	return storeFor(ctx, c, &c.metrics, compileLoad, f, "NodeMetric", f.Slo().V1alpha1().NodeMetrics().Informer())
+	return storeFor(ctx, c, &c.metrics, compileLoad, false, f, "NodeMetric", f.Slo().V1alpha1().NodeMetrics().Informer())
 }
 
 // storeFor returns the store fed by informer, creating it (and its event handler) on first use,
 // and waits until the informer and the handler have seen the initial list.
-func storeFor[T any](ctx context.Context, c *Cache, slot **Store[T], derive func(*T) any, f accordinformers.SharedInformerFactory, kind string, informer cache.SharedIndexInformer) (Store[T], error) {
+func storeFor[T any](ctx context.Context, c *Cache, slot **Store[T], derive func(*T) any, readMostly bool, f accordinformers.SharedInformerFactory, kind string, informer cache.SharedIndexInformer) (Store[T], error) {
 	c.mu.Lock()
 	if *slot == nil {
-		s := newStore(derive)
+		s := newStore(derive, readMostly)
 		reg, err := informer.AddEventHandler(s.handler())
 		if err != nil {
 			c.mu.Unlock()
@@ -204,7 +205,7 @@ func OfferOf(s Store[schedv1alpha1.ClusterScopedResource], node string) (*schedv
 // NewCompiledStore returns an empty ClusterScopedResource store that compiles each CR's Offer as
 // it is put, as a Cache's store does; for tests and benchmarks.
 func NewCompiledStore() Store[schedv1alpha1.ClusterScopedResource] {
-	return newStore(compileOffer)
+	return newStore(compileOffer, true)
 }
 
 func compileLoad(m *slov1alpha1.NodeMetric) any { return constraints.NewLoad(m) }
@@ -226,5 +227,5 @@ func LoadOf(s Store[slov1alpha1.NodeMetric], node string) (*slov1alpha1.NodeMetr
 // NewCompiledMetricStore returns an empty NodeMetric store that compiles each metric's Load as it
 // is put, as a Cache's store does; for tests and benchmarks.
 func NewCompiledMetricStore() Store[slov1alpha1.NodeMetric] {
-	return newStore(compileLoad)
+	return newStore(compileLoad, false)
 }

@@ -2,6 +2,7 @@ package crcache
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	"github.com/accord-sched/accord/pkg/constraints"
 	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
 )
 
@@ -111,5 +113,54 @@ func TestAwaitResourceVersion(t *testing.T) {
 	}
 	if AwaitResourceVersion("10", 20*time.Millisecond, func() (string, bool) { return "", false }) {
 		t.Fatal("an absent object counted as caught up")
+	}
+}
+
+// TestStoreWatch: a watcher first sees every stored object, then each Put and Remove, in order,
+// with the derived value.
+func TestStoreWatch(t *testing.T) {
+	s := NewCompiledStore()
+	s.Put(csr("n1", "cpu"))
+	type call struct {
+		name     string
+		present  bool
+		compiled bool
+	}
+	var calls []call
+	s.Watch(func(name string, obj *schedv1alpha1.ClusterScopedResource, derived any) {
+		_, compiled := derived.(*constraints.Offer)
+		calls = append(calls, call{name, obj != nil, compiled})
+	})
+	s.Put(csr("n2"))
+	s.Remove("n1")
+	s.Remove("absent")
+	want := []call{{"n1", true, true}, {"n2", true, true}, {"n1", false, false}}
+	if fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Fatalf("calls = %v, want %v", calls, want)
+	}
+}
+
+// TestReadMostlyStoreFollowsChanges: a read-mostly store answers from its copy between changes and
+// never returns a value older than the last Put or Remove that returned.
+func TestReadMostlyStoreFollowsChanges(t *testing.T) {
+	s := NewCompiledStore()
+	s.Put(csr("n1", "cpu"))
+	for range 2 { // the first read takes the copy, the second uses it
+		if got := s.Get("n1"); got == nil || !got.Spec.ResourcesFilter["cpu"] {
+			t.Fatalf("Get(n1) = %v", got)
+		}
+	}
+	if s.m.snap.Load() == nil {
+		t.Fatal("no copy taken after a read")
+	}
+	s.Put(csr("n1", "memory"))
+	if got, offer := OfferOf(s, "n1"); got == nil || !got.Spec.ResourcesFilter["memory"] {
+		t.Fatalf("after an update: %v", got)
+	} else if _, missing := offer.MissingResource([]corev1.ResourceName{"memory"}); missing {
+		t.Fatal("after an update: the derived Offer is the old one")
+	}
+	s.Remove("n1")
+	if got := s.Get("n1"); got != nil {
+		t.Fatalf("after a remove: %v", got)
 	}
 }

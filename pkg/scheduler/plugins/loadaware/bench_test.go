@@ -32,8 +32,10 @@ func BenchmarkFilterScore(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var metrics []*slov1alpha1.NodeMetric
 			nodes := make([]fwk.NodeInfo, benchNodes)
+			nodeObjs := make([]*corev1.Node, benchNodes)
 			for i := range nodes {
 				n := node(fmt.Sprintf("node-%d", i))
+				nodeObjs[i] = n
 				if tc.withMetric {
 					metrics = append(metrics, nm(n.Name, "1", now, fmt.Sprintf("%dm", 500+i%2500), fmt.Sprintf("%dMi", 1024+i%8192)))
 				}
@@ -47,6 +49,11 @@ func BenchmarkFilterScore(b *testing.B) {
 				store.Put(m)
 			}
 			p := New(args80(), store, nodeLister(b), clocktesting.NewFakePassiveClock(now))
+			// As the scheduler's Node informer delivers them, sharing the objects with its snapshot.
+			h := p.nodeEventHandler()
+			for _, n := range nodeObjs {
+				h.OnAdd(n, true)
+			}
 			pod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{"cpu": "500m", "memory": "1Gi"}).Obj()
 			ctx := context.Background()
 			state := framework.NewCycleState()

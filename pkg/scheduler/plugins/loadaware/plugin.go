@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -51,6 +53,29 @@ type Plugin struct {
 	weights    []constraints.ResourceWeight
 	maxAge     time.Duration
 	clock      clock.PassiveClock
+
+	// views maps the name of a node with a NodeMetric to its view. Filter and Score read it under
+	// a read lock; the NodeMetric store's watch and the Node informer's handler replace views.
+	// nodeObjs holds the Node objects the informer delivered, for views built later; only writers
+	// use it, under viewsMu's write lock.
+	viewsMu  sync.RWMutex
+	views    map[string]*nodeView
+	nodeObjs map[string]*corev1.Node
+}
+
+// nodeView is what Filter and Score need about one node, prepared when its NodeMetric or its Node
+// changes rather than once per pod. It is never modified once stored.
+type nodeView struct {
+	// metric is the node's NodeMetric and load its compiled form.
+	metric *slov1alpha1.NodeMetric
+	load   *constraints.Load
+	// node is the Node object the informer delivered last; nil when none was seen.
+	node *corev1.Node
+	// compiled is load compiled against node's allocatable and the plugin's thresholds and weights;
+	// nil when load or node is. It answers only for that very Node object: the scheduler's snapshot
+	// shares Node objects with the informer, so Filter uses it when the node it is given is node,
+	// and otherwise (the snapshot and the informer are a moment apart) falls back to load.
+	compiled *constraints.NodeLoad
 }
 
 var (
@@ -74,7 +99,12 @@ func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Obje
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", Name, err)
 		}
-		return New(args, store, h.SharedInformerFactory().Core().V1().Nodes().Lister(), clock.RealClock{}), nil
+		nodes := h.SharedInformerFactory().Core().V1().Nodes()
+		p := New(args, store, nodes.Lister(), clock.RealClock{})
+		if _, err := nodes.Informer().AddEventHandler(p.nodeEventHandler()); err != nil {
+			return nil, fmt.Errorf("%s: watching Nodes: %w", Name, err)
+		}
+		return p, nil
 	}
 }
 
@@ -82,10 +112,12 @@ func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Obje
 // QueueingHints, which must not read the scheduler's snapshot) and a clock.
 func New(args *config.LoadAwareArgs, metrics crcache.Store[slov1alpha1.NodeMetric], nodes corelisters.NodeLister, c clock.PassiveClock) *Plugin {
 	p := &Plugin{
-		metrics: metrics,
-		nodes:   nodes,
-		maxAge:  time.Duration(args.NodeMetricExpirationSeconds) * time.Second,
-		clock:   c,
+		metrics:  metrics,
+		nodes:    nodes,
+		maxAge:   time.Duration(args.NodeMetricExpirationSeconds) * time.Second,
+		clock:    c,
+		views:    map[string]*nodeView{},
+		nodeObjs: map[string]*corev1.Node{},
 	}
 	for name, pct := range args.UsageThresholds {
 		p.thresholds = append(p.thresholds, constraints.ResourceThreshold{Name: name, Percent: pct})
@@ -96,7 +128,104 @@ func New(args *config.LoadAwareArgs, metrics crcache.Store[slov1alpha1.NodeMetri
 	// Sorted, so the resource a rejection names does not depend on map order.
 	slices.SortFunc(p.thresholds, func(a, b constraints.ResourceThreshold) int { return strings.Compare(string(a.Name), string(b.Name)) })
 	slices.SortFunc(p.weights, func(a, b constraints.ResourceWeight) int { return strings.Compare(string(a.Name), string(b.Name)) })
+	metrics.Watch(p.metricChanged)
 	return p
+}
+
+// view returns the node's view, or nil when the node has no NodeMetric.
+func (p *Plugin) view(name string) *nodeView {
+	p.viewsMu.RLock()
+	v := p.views[name]
+	p.viewsMu.RUnlock()
+	return v
+}
+
+// setView replaces the node's view; the caller holds viewsMu.
+func (p *Plugin) setView(name string, metric *slov1alpha1.NodeMetric, load *constraints.Load, node *corev1.Node) {
+	if metric == nil {
+		delete(p.views, name)
+		return
+	}
+	v := &nodeView{metric: metric, load: load, node: node}
+	if load != nil && node != nil {
+		v.compiled = constraints.NewNodeLoad(load, node.Status.Allocatable, p.thresholds, p.weights)
+	}
+	p.views[name] = v
+}
+
+// metricChanged follows the NodeMetric store (see crcache.Store.Watch); metric is nil after a
+// delete.
+func (p *Plugin) metricChanged(name string, metric *slov1alpha1.NodeMetric, derived any) {
+	load, _ := derived.(*constraints.Load)
+	if load == nil && metric != nil {
+		// A store that does not compile its metrics (tests).
+		load = constraints.NewLoad(metric)
+	}
+	p.viewsMu.Lock()
+	defer p.viewsMu.Unlock()
+	p.setView(name, metric, load, p.nodeObjs[name])
+}
+
+// nodeChanged follows the Node informer; node is nil after a delete.
+func (p *Plugin) nodeChanged(name string, node *corev1.Node) {
+	p.viewsMu.Lock()
+	defer p.viewsMu.Unlock()
+	if node == nil {
+		delete(p.nodeObjs, name)
+	} else {
+		p.nodeObjs[name] = node
+	}
+	if v := p.views[name]; v != nil {
+		p.setView(name, v.metric, v.load, node)
+	}
+}
+
+// nodeEventHandler keeps the views in step with the scheduler's Node informer.
+func (p *Plugin) nodeEventHandler() cache.ResourceEventHandler {
+	set := func(obj any) {
+		if n, ok := obj.(*corev1.Node); ok {
+			p.nodeChanged(n.Name, n)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    set,
+		UpdateFunc: func(_, obj any) { set(obj) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if n, ok := obj.(*corev1.Node); ok {
+				p.nodeChanged(n.Name, nil)
+			}
+		},
+	}
+}
+
+// check is constraints.CheckLoad for the node's current NodeMetric, from the compiled view when it
+// was built for this very Node object.
+func (p *Plugin) check(node *corev1.Node, now time.Time) constraints.LoadCheck {
+	v := p.view(node.Name)
+	switch {
+	case v == nil:
+		return constraints.LoadCheck{Stale: true}
+	case v.compiled != nil && v.node == node:
+		return v.compiled.Check(now, p.maxAge)
+	default:
+		return v.load.Check(node.Status.Allocatable, p.thresholds, now, p.maxAge)
+	}
+}
+
+// score is constraints.LoadScore for the node's current NodeMetric; see check.
+func (p *Plugin) score(node *corev1.Node, requests []float64, now time.Time) int64 {
+	v := p.view(node.Name)
+	switch {
+	case v == nil:
+		return constraints.NeutralLoadScore
+	case v.compiled != nil && v.node == node:
+		return v.compiled.Score(requests, now, p.maxAge)
+	default:
+		return v.load.Score(node.Status.Allocatable, requests, p.weights, now, p.maxAge)
+	}
 }
 
 func argsFrom(obj runtime.Object) (*config.LoadAwareArgs, error) {
@@ -169,8 +298,7 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *corev1.Pod, 
 	if node == nil {
 		return fwk.NewStatus(fwk.Error, "node not found")
 	}
-	_, load := crcache.LoadOf(p.metrics, node.Name)
-	if c := load.Check(node.Status.Allocatable, p.thresholds, s.now, p.maxAge); c.Overloaded {
+	if c := p.check(node, s.now); c.Overloaded {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, OverThresholdReason(c.Resource))
 	}
 	return nil
@@ -192,8 +320,7 @@ func (p *Plugin) Score(_ context.Context, state fwk.CycleState, _ *corev1.Pod, n
 	if node == nil {
 		return 0, fwk.NewStatus(fwk.Error, "node not found")
 	}
-	_, load := crcache.LoadOf(p.metrics, node.Name)
-	return load.Score(node.Status.Allocatable, s.requests, p.weights, s.now, p.maxAge), nil
+	return p.score(node, s.requests, s.now), nil
 }
 
 // ScoreExtensions returns nil: scores are already on the framework's 0-100 scale.
@@ -266,12 +393,13 @@ func (p *Plugin) isSchedulableAfterMetricChange(logger klog.Logger, pod *corev1.
 		return fwk.QueueSkip, nil
 	}
 	if newM != nil {
+		// Wait for what Filter reads: the node's view, which follows the store.
 		crcache.AwaitResourceVersion(newM.ResourceVersion, storeCatchUpTimeout, func() (string, bool) {
-			cur := p.metrics.Get(name)
-			if cur == nil {
+			cur := p.view(name)
+			if cur == nil || cur.metric == nil {
 				return "", false
 			}
-			return cur.ResourceVersion, true
+			return cur.metric.ResourceVersion, true
 		})
 	}
 	logger.V(4).Info("Node is now under its usage thresholds", "pod", klog.KObj(pod), "node", name)

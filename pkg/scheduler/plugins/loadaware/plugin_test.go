@@ -16,6 +16,7 @@ import (
 	clientsetfake "k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/accord-sched/accord/apis/config"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	"github.com/accord-sched/accord/pkg/constraints"
 	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 )
@@ -225,5 +227,69 @@ func TestNodeQueueingHint(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("%s: hint = %v, %v; want %v", name, got, err, want)
 		}
+	}
+}
+
+// TestViewsAgreeWithConstraints: Filter and Score answer exactly as constraints.CheckLoad and
+// LoadScore on the node's current NodeMetric, whether the plugin's compiled view was built for the
+// Node object the scheduler passes (the usual case), for an older or newer one, or for none yet;
+// across metric and node updates and deletes, and when a metric expires after its view was built.
+func TestViewsAgreeWithConstraints(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(now)
+	store := crcache.NewCompiledMetricStore()
+	store.Put(nm("n1", "1", now, "3800m", "1Gi"))
+	p := New(args80(), store, nodeLister(t), clk)
+	h := p.nodeEventHandler()
+	pod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{"cpu": "400m", "memory": "1600Mi"}).Obj()
+	ctx := context.Background()
+
+	small := node("n1")
+	big := st.MakeNode().Name("n1").Capacity(map[corev1.ResourceName]string{"cpu": "8", "memory": "32Gi"}).Obj()
+	expect := func(step string, n *corev1.Node, compiled bool) {
+		t.Helper()
+		if v := p.view(n.Name); (v != nil && v.compiled != nil && v.node == n) != compiled {
+			t.Errorf("%s: compiled view used = %v, want %v", step, !compiled, compiled)
+		}
+		state := framework.NewCycleState()
+		if _, s := p.PreFilter(ctx, state, pod, nil); !s.IsSuccess() {
+			t.Fatal(s)
+		}
+		ni := framework.NewNodeInfo()
+		ni.SetNode(n)
+		m := store.Get(n.Name)
+		want := constraints.CheckLoad(m, n.Status.Allocatable, p.thresholds, clk.Now(), p.maxAge)
+		s := p.Filter(ctx, state, pod, ni)
+		if s.IsSuccess() == want.Overloaded || (want.Overloaded && s.Message() != OverThresholdReason(want.Resource)) {
+			t.Errorf("%s: Filter = %v, CheckLoad = %+v", step, s, want)
+		}
+		reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+		wantScore := constraints.LoadScore(m, n.Status.Allocatable, reqs, p.weights, clk.Now(), p.maxAge)
+		if got, _ := p.Score(ctx, state, pod, ni); got != wantScore {
+			t.Errorf("%s: Score = %d, LoadScore = %d", step, got, wantScore)
+		}
+	}
+
+	expect("metric, node not seen by the informer", small, false)
+	h.OnAdd(small, true)
+	expect("over threshold", small, true)
+	h.OnUpdate(small, big)
+	expect("allocatable grew", big, true)
+	expect("snapshot still has the old node", small, false)
+	store.Put(nm("n1", "2", now, "1", "1Gi"))
+	expect("metric dropped", big, true)
+	clk.SetTime(now.Add(2 * time.Minute))
+	expect("metric expired after its view was built", big, true)
+	store.Put(nm("n1", "3", clk.Now(), "7900m", "1Gi"))
+	expect("fresh metric over threshold", big, true)
+	store.Remove("n1")
+	expect("metric deleted", big, false)
+	store.Put(nm("n1", "4", clk.Now(), "7900m", "1Gi"))
+	expect("metric back", big, true)
+	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "n1", Obj: big})
+	expect("node deleted", big, false)
+	store.Remove("n1")
+	if p.view("n1") != nil {
+		t.Error("a view outlived both its node and its metric")
 	}
 }
