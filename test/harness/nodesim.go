@@ -71,7 +71,21 @@ func newNodeSimulator(client kubernetes.Interface) *NodeSimulator {
 		}
 		return cache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, n any) { add(n) }}
 	}
-	_, _ = factory.Core().V1().Nodes().Informer().AddEventHandler(enqueue("node"))
+	nodeHandler := enqueue("node")
+	addNode := nodeHandler.AddFunc
+	nodeHandler.AddFunc = func(obj any) {
+		addNode(obj)
+		// Pods bound to the node before the cache knew it are waiting for it.
+		if n, ok := obj.(*corev1.Node); ok {
+			pods, _ := s.pods.List(labels.Everything())
+			for _, p := range pods {
+				if p.Spec.NodeName == n.Name {
+					s.queue.Add(simKey{kind: "pod", namespace: p.Namespace, name: p.Name})
+				}
+			}
+		}
+	}
+	_, _ = factory.Core().V1().Nodes().Informer().AddEventHandler(nodeHandler)
 	_, _ = factory.Core().V1().Pods().Informer().AddEventHandler(enqueue("pod"))
 	return s
 }
@@ -132,11 +146,6 @@ func (s *NodeSimulator) processNext(ctx context.Context) bool {
 	return true
 }
 
-func (s *NodeSimulator) managed(nodeName string) bool {
-	n, err := s.nodes.Get(nodeName)
-	return err == nil && n.Labels[SimulatedNodeLabel] == "true"
-}
-
 func (s *NodeSimulator) syncNode(ctx context.Context, name string) error {
 	node, err := s.nodes.Get(name)
 	if apierrors.IsNotFound(err) || (err == nil && node.Labels[SimulatedNodeLabel] != "true") {
@@ -162,7 +171,19 @@ func (s *NodeSimulator) syncPod(ctx context.Context, namespace, name string) err
 	if err != nil {
 		return err
 	}
-	if pod.Spec.NodeName == "" || !s.managed(pod.Spec.NodeName) {
+	if pod.Spec.NodeName == "" {
+		return nil
+	}
+	node, err := s.nodes.Get(pod.Spec.NodeName)
+	if apierrors.IsNotFound(err) {
+		// The pod may have been bound to a node this simulator's cache has not seen yet: retry (the
+		// node's Add event also requeues its pods).
+		return fmt.Errorf("node %s of pod %s/%s is not in the cache yet", pod.Spec.NodeName, namespace, name)
+	}
+	if err != nil {
+		return err
+	}
+	if node.Labels[SimulatedNodeLabel] != "true" {
 		return nil
 	}
 	if pod.DeletionTimestamp != nil {
