@@ -65,8 +65,9 @@ verify:
 vendor:
 	$(GO) mod vendor
 
-run: kubectl
-	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/playground
+# The playground: bin/accord-playground (with bin/accord-* and bin/kubectl built for poking at it).
+run: build kubectl
+	$(BIN)/accord-playground $(RUN_ARGS)
 
 clean:
 	rm -rf $(BIN) vendor .playground
