@@ -12,18 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
 	schedulingapi "k8s.io/kubernetes/pkg/apis/scheduling"
-	schedframework "k8s.io/kubernetes/pkg/scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 
 	"github.com/accord-sched/accord/apis/descheduler/v1alpha2"
-	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
-	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
-	accordlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 )
 
@@ -54,13 +47,16 @@ type DefaultEvictor struct {
 	nodeSel   labels.Selector
 
 	nodes  corelisters.NodeLister
+	fitter *NodeFitter
 	pdbs   policylisters.PodDisruptionBudgetLister
-	csrs   accordlisters.ClusterScopedResourceLister
 	owners cache.Indexer
 	now    func() time.Time
 }
 
-var _ framework.EvictorPlugin = &DefaultEvictor{}
+var (
+	_ framework.EvictorPlugin = &DefaultEvictor{}
+	_ framework.CycleHook     = &DefaultEvictor{}
+)
 
 // New builds the plugin from its (defaulted, validated) args.
 func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
@@ -122,7 +118,7 @@ func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	}
 	if args.NodeFit {
 		d.nodes = h.SharedInformerFactory().Core().V1().Nodes().Lister()
-		d.csrs = h.AccordInformerFactory().Scheduling().V1alpha1().ClusterScopedResources().Lister()
+		d.fitter = NewNodeFitter(h, h.AccordInformerFactory().Scheduling().V1alpha1().ClusterScopedResources().Lister(), args.MissingCRPolicy)
 	}
 	if d.protected[PodsWithoutPDB] {
 		d.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
@@ -262,66 +258,20 @@ func (d *DefaultEvictor) fitsOtherNode(pod *corev1.Pod) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	requested := constraints.AppendRequestedResources(make([]corev1.ResourceName, 0, 8), pod)
-	for _, node := range nodes {
-		if node.Name == pod.Spec.NodeName {
-			continue
-		}
-		if ok, _ := NodeFits(pod, node, requested, d.handle, d.csrs); ok {
-			return node.Name, true
-		}
+	if node, ok := d.fitter.FitsAnyOther(pod, nodes, nil); ok {
+		return node.Name, true
 	}
 	return "", false
 }
 
-// NodeFits reports whether pod would fit node, and if not, why: the node must be Ready and
-// schedulable, its taints tolerated, the pod's required node affinity and nodeSelector matched, its
-// free resources (allocatable minus the requests of the pods bound to it, from h) enough, and its
-// ClusterScopedResource (from csrs) must enable every resource in requested.
-func NodeFits(pod *corev1.Pod, node *corev1.Node, requested []corev1.ResourceName, h framework.Handle, csrs accordlisters.ClusterScopedResourceLister) (bool, string) {
-	if !nodeReady(node) {
-		return false, "node is not Ready"
-	}
-	taints := node.Spec.Taints
-	if node.Spec.Unschedulable {
-		taints = append(slices.Clip(taints), corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule})
-	}
-	if taint, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), taints, pod.Spec.Tolerations, func(t *corev1.Taint) bool {
-		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-	}, true); untolerated {
-		return false, fmt.Sprintf("untolerated taint %s", taint.ToString())
-	}
-	if match, err := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); err != nil || !match {
-		return false, "node affinity or nodeSelector does not match"
-	}
-	var csr *schedv1alpha1.ClusterScopedResource
-	if csrs != nil {
-		if got, err := csrs.Get(node.Name); err == nil {
-			csr = got
-		}
-	}
-	if missing, ok := constraints.MissingResource(csr, requested); ok {
-		return false, fmt.Sprintf("ClusterScopedResource does not enable %s", missing)
-	}
-	onNode, err := h.GetPodsAssignedToNode(node.Name, func(p *corev1.Pod) bool {
-		return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
-	})
-	if err != nil {
-		return false, err.Error()
-	}
-	ni := schedframework.NewNodeInfo(onNode...)
-	ni.SetNode(node)
-	if insufficient := noderesources.Fits(pod, ni, nil, noderesources.ResourceRequestsOptions{}); len(insufficient) > 0 {
-		return false, fmt.Sprintf("insufficient %s", insufficient[0].ResourceName)
-	}
-	return true, ""
-}
+// BeginCycle implements framework.CycleHook.
+func (d *DefaultEvictor) BeginCycle(context.Context) {}
 
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
+// EndCycle implements framework.CycleHook: it drops the per-node totals nodeFit kept during the
+// cycle, so that nothing is held between cycles (they are rebuilt on demand, and checked against the
+// informer cache on every use either way).
+func (d *DefaultEvictor) EndCycle(context.Context) {
+	if d.fitter != nil {
+		d.fitter.Reset()
 	}
-	return false
 }

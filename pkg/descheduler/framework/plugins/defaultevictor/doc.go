@@ -7,7 +7,10 @@
 // with local storage or PersistentVolumeClaims, and bare pods (no owner), each of which the args can
 // allow. PreEvictionFilter, with nodeFit, lets a pod go only if it fits another Ready node: resources
 // (the scheduler's NodeResourcesFit helper), taints and required node affinity (component-helpers),
-// and the node's ClusterScopedResource (pkg/constraints), as the Accord scheduler would check.
+// and the node's ClusterScopedResource (pkg/constraints; a node without one is treated as the
+// missingCRPolicy arg says, which must equal the scheduler's NodeCRDResourceFit missingCRPolicy), as
+// the Accord scheduler would check. NodeFitter keeps each node's requested totals while its pods are
+// unchanged, so that nodeFit costs an index lookup per node rather than a NodeInfo.
 //
 // +k8s:deepcopy-gen=package
 package defaultevictor

@@ -2,6 +2,8 @@ package defaultevictor
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/accord-sched/accord/apis/config"
 )
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -21,6 +23,12 @@ type DefaultEvictorArgs struct {
 	// NodeFit makes PreEvictionFilter keep pods that fit no other Ready node (resources, taints,
 	// required node affinity, ClusterScopedResource).
 	NodeFit bool `json:"nodeFit,omitempty"`
+	// MissingCRPolicy is what nodeFit makes of a node without a ClusterScopedResource: under Reject
+	// (default) it enables nothing, so no pod that requests a resource fits it; under Ignore the
+	// ClusterScopedResource check passes there, as in the scheduler's NodeCRDResourceFit plugin with
+	// the arg of the same name. Keep it equal to the scheduler's NodeCRDResourceFit missingCRPolicy
+	// (Accord; not an upstream field).
+	MissingCRPolicy config.MissingCRPolicy `json:"missingCRPolicy,omitempty"`
 	// MinReplicas protects pods whose owner has fewer pods than this.
 	MinReplicas int32 `json:"minReplicas,omitempty"`
 	// MinPodAge protects pods younger than this.

@@ -6,12 +6,15 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/accord-sched/accord/apis/config"
 )
 
 var (
 	defaultProtections = []PodProtection{PodsWithLocalStorage, DaemonSetPods, SystemCriticalPods, FailedBarePods, BarePods, PodsWithPVC}
 	extraProtections   = []PodProtection{PodsWithoutPDB, PodsWithPVC}
 	noEvictionPolicies = []string{string(PreferredNoEvictionPolicy), string(MandatoryNoEvictionPolicy)}
+	missingCRPolicies  = []string{string(config.MissingCRPolicyReject), string(config.MissingCRPolicyIgnore)}
 )
 
 // ValidateDefaultEvictorArgs checks the args; paths are below path.
@@ -36,6 +39,10 @@ func ValidateDefaultEvictorArgs(path *field.Path, a *DefaultEvictorArgs) field.E
 	}
 	if a.NoEvictionPolicy != "" && !slices.Contains(noEvictionPolicies, string(a.NoEvictionPolicy)) {
 		errs = append(errs, field.NotSupported(path.Child("noEvictionPolicy"), a.NoEvictionPolicy, noEvictionPolicies))
+	}
+	// Empty is left to the defaults (Reject).
+	if a.MissingCRPolicy != "" && !slices.Contains(missingCRPolicies, string(a.MissingCRPolicy)) {
+		errs = append(errs, field.NotSupported(path.Child("missingCRPolicy"), a.MissingCRPolicy, missingCRPolicies))
 	}
 	for i, p := range a.PodProtections.DefaultDisabled {
 		if !slices.Contains(defaultProtections, p) {

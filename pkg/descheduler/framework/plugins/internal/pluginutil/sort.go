@@ -47,9 +47,37 @@ func ComparePriorityLowToHigh(a, b *corev1.Pod) int {
 	return cmp.Compare(qosRank(a), qosRank(b))
 }
 
-// SortByPriorityLowToHigh sorts pods with ComparePriorityLowToHigh, keeping the order of equals.
+// SortByPriorityLowToHigh sorts pods with ComparePriorityLowToHigh, keeping the order of equals. It
+// computes each pod's sort key (and QoS class, which can take a walk over its containers) once.
 func SortByPriorityLowToHigh(pods []*corev1.Pod) {
-	slices.SortStableFunc(pods, ComparePriorityLowToHigh)
+	if len(pods) < 2 {
+		return
+	}
+	type keyed struct {
+		pod *corev1.Pod
+		// rank is 0 without a priority, 1 with one.
+		rank, qos int
+		prio      int32
+	}
+	keys := make([]keyed, len(pods))
+	for i, p := range pods {
+		keys[i] = keyed{pod: p, qos: qosRank(p), prio: Priority(p)}
+		if p.Spec.Priority != nil {
+			keys[i].rank = 1
+		}
+	}
+	slices.SortStableFunc(keys, func(a, b keyed) int {
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.prio, b.prio); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.qos, b.qos)
+	})
+	for i := range keys {
+		pods[i] = keys[i].pod
+	}
 }
 
 // OwnerKind returns the kind of the pod's controller owner, or of its first owner, "" for a bare pod.
