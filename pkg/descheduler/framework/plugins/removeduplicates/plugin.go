@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -134,16 +135,29 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 		}
 	}
 	targets := map[ownerKey]int{}
+	byPlacement := map[string]int{} // placementKey -> nodes a PlacementChecker allows
+	var placement []byte
 	evicted := map[*corev1.Pod]bool{}
 	for _, entry := range order {
 		key, nodeName := entry.key, entry.node
 		s := owners[key]
 		n, ok := targets[key]
 		if !ok {
-			checker := pluginutil.NewPlacementChecker(s.first)
-			for _, node := range nodes {
-				if checker.Allows(node) {
-					n++
+			// Owners whose first pods ask for the same placement (node selector, required node
+			// affinity, tolerations) can run on the same nodes: count those once.
+			var cacheable bool
+			placement, cacheable = placementKey(placement[:0], s.first)
+			if c, hit := byPlacement[string(placement)]; cacheable && hit {
+				n = c
+			} else {
+				checker := pluginutil.NewPlacementChecker(s.first)
+				for _, node := range nodes {
+					if checker.Allows(node) {
+						n++
+					}
+				}
+				if cacheable {
+					byPlacement[string(placement)] = n
 				}
 			}
 			targets[key] = n
@@ -171,4 +185,45 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 		}
 	}
 	return nil
+}
+
+// placementKey appends to dst an unambiguous encoding of what a pluginutil.PlacementChecker reads
+// from the pod: its nodeSelector, required node affinity and tolerations (protobuf, length
+// prefixed). Pods with equal keys are allowed on the same nodes. ok is false when a part could not
+// be encoded; the key is then not to be used.
+func placementKey(dst []byte, pod *corev1.Pod) (_ []byte, ok bool) {
+	str := func(b []byte) {
+		dst = strconv.AppendInt(dst, int64(len(b)), 10)
+		dst = append(dst, ':')
+		dst = append(dst, b...)
+	}
+	if n := len(pod.Spec.NodeSelector); n > 0 {
+		keys := make([]string, 0, n)
+		for k := range pod.Spec.NodeSelector {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = strconv.AppendInt(dst, int64(n), 10)
+		for _, k := range keys {
+			str([]byte(k))
+			str([]byte(pod.Spec.NodeSelector[k]))
+		}
+	}
+	dst = append(dst, '|')
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		b, err := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.Marshal()
+		if err != nil {
+			return dst, false
+		}
+		str(b)
+	}
+	dst = append(dst, '|')
+	for i := range pod.Spec.Tolerations {
+		b, err := pod.Spec.Tolerations[i].Marshal()
+		if err != nil {
+			return dst, false
+		}
+		str(b)
+	}
+	return dst, true
 }

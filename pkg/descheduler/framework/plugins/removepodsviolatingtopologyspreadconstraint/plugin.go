@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,6 +74,9 @@ type domain struct {
 	pods  []*corev1.Pod
 	size  int
 	done  bool
+	// sorted is set once pods are in eviction order; a domain is sorted only when a pod is taken
+	// from it, so the QoS classes of pods in domains that are never drained are not computed.
+	sorted bool
 }
 
 // selectorFor is the constraint's selector with its matchLabelKeys bound to the owner's labels, as
@@ -121,14 +125,17 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 	slices.Sort(namespaces)
 	moved := 0
 	eligible := map[string]*eligibleNodes{}
+	var matched []*corev1.Pod
 	for _, ns := range namespaces {
+		idx := &podIndex{pods: byNS[ns]}
 		for _, c := range p.constraints(byNS[ns]) {
 			e := eligible[c.eligibility]
 			if e == nil {
 				e = eligibleFor(c, nodes)
 				eligible[c.eligibility] = e
 			}
-			n, stop := p.balance(ctx, c, e, byNS[ns], nodeOf, chosen, ev)
+			matched = idx.matching(c.selector, matched[:0])
+			n, stop := p.balance(ctx, c, e, matched, nodeOf, chosen, ev)
 			moved += n
 			if stop {
 				logger.V(3).Info("Eviction limit reached", "evicted", moved)
@@ -143,42 +150,188 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 }
 
 // constraints returns the distinct constraints the namespace's pods declare, of the kinds the args
-// select.
+// select. Each distinct constraint's selector is converted once: a constraint whose inputs (see
+// rawKey) were already seen is skipped before its selector is built.
 func (p *Plugin) constraints(pods []*corev1.Pod) []constraint {
 	seen := map[string]bool{}
+	tried := map[string]bool{}
+	var raw []byte
 	var out []constraint
 	for _, pod := range pods {
 		for i := range pod.Spec.TopologySpreadConstraints {
-			c := pod.Spec.TopologySpreadConstraints[i]
+			c := &pod.Spec.TopologySpreadConstraints[i]
 			if !slices.Contains(p.args.Constraints, c.WhenUnsatisfiable) {
 				continue
 			}
-			sel, err := selectorFor(&c, pod)
-			if err != nil {
+			eligibility := eligibilityOf(c, pod)
+			raw = rawKey(raw[:0], c, pod, eligibility)
+			if tried[string(raw)] {
 				continue
 			}
-			eligibility := c.TopologyKey
-			if c.NodeAffinityPolicy == nil || *c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor {
-				// Eligible nodes depend on the owner's affinity.
-				if len(pod.Spec.NodeSelector) > 0 {
-					eligibility += "|selector:" + fmt.Sprint(pod.Spec.NodeSelector)
-				}
-				if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-					eligibility += "|affinity:" + a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.String()
-				}
-			}
-			if c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
-				eligibility += "|tolerations:" + fmt.Sprint(pod.Spec.Tolerations)
+			tried[string(raw)] = true
+			sel, err := selectorFor(c, pod)
+			if err != nil {
+				continue
 			}
 			key := fmt.Sprintf("%s|%d|%s|%d", eligibility, c.MaxSkew, sel.String(), ptr.Deref(c.MinDomains, 0))
 			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			out = append(out, constraint{c: c, selector: sel, owner: pod, eligibility: eligibility})
+			out = append(out, constraint{c: *c, selector: sel, owner: pod, eligibility: eligibility})
 		}
 	}
 	return out
+}
+
+// eligibilityOf identifies the nodes a constraint of pod counts: its topology key, and the pod's
+// node affinity or tolerations when the constraint's policies honour them.
+func eligibilityOf(c *corev1.TopologySpreadConstraint, pod *corev1.Pod) string {
+	eligibility := c.TopologyKey
+	if c.NodeAffinityPolicy == nil || *c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor {
+		// Eligible nodes depend on the owner's affinity.
+		if len(pod.Spec.NodeSelector) > 0 {
+			eligibility += "|selector:" + fmt.Sprint(pod.Spec.NodeSelector)
+		}
+		if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+			eligibility += "|affinity:" + a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.String()
+		}
+	}
+	if c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
+		eligibility += "|tolerations:" + fmt.Sprint(pod.Spec.Tolerations)
+	}
+	return eligibility
+}
+
+// rawKey appends to dst an unambiguous (length-prefixed) encoding of everything constraints' key
+// is derived from: the eligibility, maxSkew, minDomains, the label selector as written and the
+// owner's values of the matchLabelKeys. Equal raw keys therefore mean equal keys, without building
+// the selector.
+func rawKey(dst []byte, c *corev1.TopologySpreadConstraint, owner *corev1.Pod, eligibility string) []byte {
+	str := func(s string) {
+		dst = strconv.AppendInt(dst, int64(len(s)), 10)
+		dst = append(dst, ':')
+		dst = append(dst, s...)
+	}
+	num := func(n int64) {
+		dst = strconv.AppendInt(dst, n, 10)
+		dst = append(dst, ';')
+	}
+	str(eligibility)
+	num(int64(c.MaxSkew))
+	num(int64(ptr.Deref(c.MinDomains, 0)))
+	if ls := c.LabelSelector; ls == nil {
+		dst = append(dst, 'n')
+	} else {
+		dst = append(dst, 's')
+		num(int64(len(ls.MatchLabels)))
+		var buf [4]string
+		keys := buf[:0]
+		for k := range ls.MatchLabels {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			str(k)
+			str(ls.MatchLabels[k])
+		}
+		num(int64(len(ls.MatchExpressions)))
+		for _, e := range ls.MatchExpressions {
+			str(e.Key)
+			str(string(e.Operator))
+			num(int64(len(e.Values)))
+			for _, v := range e.Values {
+				str(v)
+			}
+		}
+	}
+	num(int64(len(c.MatchLabelKeys)))
+	for _, k := range c.MatchLabelKeys {
+		str(k)
+		if v, ok := owner.Labels[k]; ok {
+			dst = append(dst, 'y')
+			str(v)
+		} else {
+			dst = append(dst, 'n')
+		}
+	}
+	return dst
+}
+
+// podIndex finds a namespace's pods by label value, so that a constraint's selector is matched
+// only against the pods carrying a value one of its equality requirements names, not every pod of
+// the namespace. The index of a label key is built the first time a selector needs it.
+type podIndex struct {
+	pods  []*corev1.Pod
+	byKey map[string]map[string][]int32 // label key -> value -> positions in pods, ascending
+}
+
+// matching appends to dst the pods sel matches, in the order of the namespace's pods.
+func (x *podIndex) matching(sel labels.Selector, dst []*corev1.Pod) []*corev1.Pod {
+	if reqs, selectable := sel.Requirements(); selectable {
+		for i := range reqs {
+			r := &reqs[i]
+			switch r.Operator() {
+			case selection.Equals, selection.DoubleEquals, selection.In:
+			default:
+				continue
+			}
+			// A pod the selector matches has label r.Key() with one of r's values.
+			byValue := x.index(r.Key())
+			var pos []int32
+			if values := r.ValuesUnsorted(); len(values) == 1 {
+				pos = byValue[values[0]]
+			} else {
+				for _, v := range slices.Compact(slices.Sorted(slices.Values(values))) {
+					pos = append(pos, byValue[v]...)
+				}
+				slices.Sort(pos)
+			}
+			for _, i := range pos {
+				if pod := x.pods[i]; sel.Matches(labels.Set(pod.Labels)) {
+					dst = append(dst, pod)
+				}
+			}
+			return dst
+		}
+	}
+	for _, pod := range x.pods {
+		if sel.Matches(labels.Set(pod.Labels)) {
+			dst = append(dst, pod)
+		}
+	}
+	return dst
+}
+
+func (x *podIndex) index(key string) map[string][]int32 {
+	if m, ok := x.byKey[key]; ok {
+		return m
+	}
+	if x.byKey == nil {
+		x.byKey = map[string]map[string][]int32{}
+	}
+	// One map lookup per pod: values are numbered, positions collected per number.
+	slot := map[string]int{}
+	var lists [][]int32
+	for i, pod := range x.pods {
+		v, ok := pod.Labels[key]
+		if !ok {
+			continue
+		}
+		j, seen := slot[v]
+		if !seen {
+			j = len(lists)
+			slot[v] = j
+			lists = append(lists, nil)
+		}
+		lists[j] = append(lists[j], int32(i))
+	}
+	m := make(map[string][]int32, len(slot))
+	for v, j := range slot {
+		m[v] = lists[j]
+	}
+	x.byKey[key] = m
+	return m
 }
 
 // eligibleFor returns the nodes the constraint counts, by domain: nodes with the topology key and,
@@ -208,7 +361,8 @@ func eligibleFor(c constraint, nodes []*corev1.Node) *eligibleNodes {
 }
 
 // balance evicts pods of the constraint's most crowded domains, one at a time, while the skew is too
-// large. It returns how many it evicted and whether the cycle's total limit was reached.
+// large; pods are the namespace's pods that the constraint's selector matches. It returns how many
+// it evicted and whether the cycle's total limit was reached.
 func (p *Plugin) balance(ctx context.Context, c constraint, e *eligibleNodes, pods []*corev1.Pod, nodeOf map[string]*corev1.Node,
 	chosen map[*corev1.Pod]bool, ev framework.Evictor) (int, bool) {
 	if len(e.byValue) < 2 {
@@ -220,7 +374,7 @@ func (p *Plugin) balance(ctx context.Context, c constraint, e *eligibleNodes, po
 	}
 	for _, pod := range pods {
 		v, ok := e.node[pod.Spec.NodeName]
-		if !ok || !c.selector.Matches(labels.Set(pod.Labels)) {
+		if !ok {
 			continue
 		}
 		d := domains[v]
@@ -231,7 +385,6 @@ func (p *Plugin) balance(ctx context.Context, c constraint, e *eligibleNodes, po
 	}
 	list := make([]*domain, 0, len(domains))
 	for _, d := range domains {
-		pluginutil.SortByPriorityLowToHigh(d.pods)
 		list = append(list, d)
 	}
 	globalMin := func() int {
@@ -262,6 +415,10 @@ func (p *Plugin) balance(ctx context.Context, c constraint, e *eligibleNodes, po
 		smallest := list[0]
 		if largest == nil || largest.size-globalMin() <= int(c.c.MaxSkew) || largest == smallest {
 			return moved, false
+		}
+		if !largest.sorted {
+			pluginutil.SortByPriorityLowToHigh(largest.pods)
+			largest.sorted = true
 		}
 		var pick *corev1.Pod
 		for len(largest.pods) > 0 && pick == nil {

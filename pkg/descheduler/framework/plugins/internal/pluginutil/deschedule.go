@@ -28,8 +28,9 @@ func EvictConfirmedViolators(ctx context.Context, h framework.Handle, nodes []*c
 	logger := klog.FromContext(ctx)
 	ev := h.Evictor()
 	fullNS := map[string]bool{}
+	reasons := map[*corev1.Pod]string{}
 	for _, node := range nodes {
-		reasons := map[*corev1.Pod]string{}
+		clear(reasons)
 		pods, err := h.GetPodsAssignedToNode(node.Name, sel.Candidates(ev, includeFinished, func(pod *corev1.Pod) bool {
 			if fullNS[pod.Namespace] {
 				return false

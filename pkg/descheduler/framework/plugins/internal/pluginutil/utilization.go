@@ -37,25 +37,47 @@ func PodRequest(pod *corev1.Pod, resources []corev1.ResourceName) map[corev1.Res
 // with only regular containers (no init containers, overhead or pod-level requests), for which
 // PodRequests is the plain sum of the containers' requests, is summed without allocating.
 func AddPodRequest(sum map[corev1.ResourceName]int64, pod *corev1.Pod, resources []corev1.ResourceName, sign int64) {
+	var accBuf [8]int64
+	var hasBuf [8]bool
+	acc, has := accBuf[:0], hasBuf[:0]
+	if len(resources) > len(accBuf) {
+		acc, has = make([]int64, 0, len(resources)), make([]bool, 0, len(resources))
+	}
+	acc, has = acc[:len(resources)], has[:len(resources)]
+	addPodRequest(acc, has, pod, resources, sign)
+	for i, r := range resources {
+		if has[i] {
+			sum[r] += acc[i]
+		}
+	}
+}
+
+// addPodRequest is AddPodRequest into acc, indexed like resources; has[i] is set when resources[i]
+// was added to (the key AddPodRequest would have set in its map).
+func addPodRequest(acc []int64, has []bool, pod *corev1.Pod, resources []corev1.ResourceName, sign int64) {
 	if len(pod.Spec.InitContainers) > 0 || pod.Spec.Overhead != nil || pod.Spec.Resources != nil {
 		all := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-		for _, r := range resources {
+		for i, r := range resources {
 			if r == corev1.ResourcePods {
-				sum[r] += sign * 1000
+				acc[i] += sign * 1000
+				has[i] = true
 			} else if q, ok := all[r]; ok {
-				sum[r] += sign * q.MilliValue()
+				acc[i] += sign * q.MilliValue()
+				has[i] = true
 			}
 		}
 		return
 	}
-	for _, r := range resources {
+	for i, r := range resources {
 		if r == corev1.ResourcePods {
-			sum[r] += sign * 1000
+			acc[i] += sign * 1000
+			has[i] = true
 			continue
 		}
-		for i := range pod.Spec.Containers {
-			if q, ok := pod.Spec.Containers[i].Resources.Requests[r]; ok {
-				sum[r] += sign * q.MilliValue()
+		for j := range pod.Spec.Containers {
+			if q, ok := pod.Spec.Containers[j].Resources.Requests[r]; ok {
+				acc[i] += sign * q.MilliValue()
+				has[i] = true
 			}
 		}
 	}
@@ -64,14 +86,22 @@ func AddPodRequest(sum map[corev1.ResourceName]int64, pod *corev1.Pod, resources
 // NodeUsages computes the usage of each node from the pods bound to it that have not finished.
 func NodeUsages(h framework.Handle, nodes []*corev1.Node, resources []corev1.ResourceName) ([]*NodeUsage, error) {
 	out := make([]*NodeUsage, 0, len(nodes))
+	acc, has := make([]int64, len(resources)), make([]bool, len(resources))
 	for _, n := range nodes {
 		pods, err := h.GetPodsAssignedToNode(n.Name, func(p *corev1.Pod) bool { return !IsFinished(p) })
 		if err != nil {
 			return nil, err
 		}
 		u := &NodeUsage{Node: n, Pods: pods, Usage: make(map[corev1.ResourceName]int64, len(resources))}
+		clear(acc)
+		clear(has)
 		for _, p := range pods {
-			AddPodRequest(u.Usage, p, resources, 1)
+			addPodRequest(acc, has, p, resources, 1)
+		}
+		for i, r := range resources {
+			if has[i] {
+				u.Usage[r] += acc[i]
+			}
 		}
 		u.updatePercent(resources)
 		out = append(out, u)
