@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
@@ -59,7 +60,7 @@ type EvictPlugin interface {
 // Controller is a plugin for the event-triggered mode. It is constructed by its factory like every
 // plugin and enabled at the deschedule or balance extension point; with --event-driven its Run is
 // started once, runs until ctx is done, and evicts through Handle().Evictor() like any plugin, under
-// the same limits. See package controller for a rate-limited workqueue helper.
+// the same limits, and only on the nodes Handle().NodeSelector() matches. See package controller for a rate-limited workqueue helper.
 type Controller interface {
 	Plugin
 	Run(ctx context.Context)
@@ -112,6 +113,10 @@ type Handle interface {
 	EventRecorder() events.EventRecorder
 	// ProfileName is the profile the plugin belongs to.
 	ProfileName() string
+	// NodeSelector is the profile's node selection: the profile's nodeSelector, else the policy's,
+	// else everything. A cycle passes Deschedule and Balance the Ready nodes it matches; a Controller
+	// must leave alone the nodes it does not match (test with Matches(labels.Set(node.Labels))).
+	NodeSelector() labels.Selector
 }
 
 // Status is the result of a Deschedule or Balance call; nil or a nil Err means success.

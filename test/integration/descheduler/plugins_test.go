@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -87,6 +88,11 @@ func (c *victimController) reconcile(ctx context.Context, key string) error {
 	pod, err := c.h.SharedInformerFactory().Core().V1().Pods().Lister().Pods(ns).Get(name)
 	if err != nil || pod.DeletionTimestamp != nil || pod.Labels[VictimLabel] != "true" {
 		return nil // gone or no longer a violator
+	}
+	// Like a cycle, a controller acts only on the profile's nodes.
+	node, err := c.h.SharedInformerFactory().Core().V1().Nodes().Lister().Get(pod.Spec.NodeName)
+	if err != nil || !c.h.NodeSelector().Matches(labels.Set(node.Labels)) {
+		return nil
 	}
 	ev := c.h.Evictor()
 	if !ev.Filter(pod) || !ev.PreEvictionFilter(pod) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -59,6 +60,8 @@ type handle struct {
 	evictor  framework.Evictor
 	pods     cache.Indexer
 	recorder events.EventRecorder
+	// nodes is the profile's node selector, the one RunCycle selects the profile's nodes with.
+	nodes labels.Selector
 }
 
 var _ framework.Handle = &handle{}
@@ -69,6 +72,7 @@ func (h *handle) AccordInformerFactory() accordinformers.SharedInformerFactory {
 func (h *handle) Evictor() framework.Evictor                                   { return h.evictor }
 func (h *handle) EventRecorder() events.EventRecorder                          { return h.recorder }
 func (h *handle) ProfileName() string                                          { return h.profile }
+func (h *handle) NodeSelector() labels.Selector                                { return h.nodes }
 func (h *handle) GetPodsAssignedToNode(node string, f framework.PodFilter) ([]*corev1.Pod, error) {
 	return PodsAssignedToNode(h.pods, node, f)
 }

@@ -139,7 +139,7 @@ func (d *Descheduler) buildProfile(i int, p *descheduler.DeschedulerPolicy, opts
 		Observer:           opts.Observer,
 	}
 	h := &handle{profile: cfg.Name, client: opts.Client, factory: opts.InformerFactory, accord: opts.AccordInformerFactory,
-		evictor: ev, pods: pods, recorder: opts.EventRecorder}
+		evictor: ev, pods: pods, recorder: opts.EventRecorder, nodes: sel}
 	prof := &Profile{Name: cfg.Name, nodeSelector: sel, evictor: ev, handle: h}
 
 	built := map[string]framework.Plugin{}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/component-base/metrics/testutil"
 
@@ -373,5 +374,48 @@ profiles:
 		if a.GetVerb() == "delete" {
 			t.Errorf("fell back to delete: %v", a)
 		}
+	}
+}
+
+func TestHandleNodeSelectorIsTheProfiles(t *testing.T) {
+	nodes := map[string]labels.Set{"a": {"pool": "a"}, "b": {"pool": "b"}, "c": {"pool": "c"}, "none": {}}
+	for _, tc := range []struct {
+		name, doc string
+		want      map[string][]string // profile -> nodes its Handle's NodeSelector matches
+	}{
+		{name: "policy-level and per-profile", doc: `
+nodeSelector: "pool in (a,b)"
+profiles:
+- name: one
+  nodeSelector: pool=a
+  plugins: {deschedule: {enabled: [D1]}}
+- name: two
+  plugins: {deschedule: {enabled: [D1]}}
+`, want: map[string][]string{"one": {"a"}, "two": {"a", "b"}}},
+		{name: "no selector selects every node", doc: `
+profiles:
+- name: one
+  plugins: {deschedule: {enabled: [D1]}}
+`, want: map[string][]string{"one": {"a", "b", "c", "none"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plugs := map[string]*recPlugin{}
+			if _, err := build(t, frameworktest.NewCluster(), registry(&recorder{}, plugs), tc.doc, false); err != nil {
+				t.Fatal(err)
+			}
+			for profile, want := range tc.want {
+				sel := plugs[profile+"/D1"].h.NodeSelector()
+				var got []string
+				for name, l := range nodes {
+					if sel.Matches(l) {
+						got = append(got, name)
+					}
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Errorf("profile %s: NodeSelector %q matches %v, want %v", profile, sel, got, want)
+				}
+			}
+		})
 	}
 }

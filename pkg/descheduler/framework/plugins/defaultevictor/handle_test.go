@@ -2,6 +2,7 @@ package defaultevictor
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -25,6 +26,7 @@ func (h *handle) AccordInformerFactory() accordinformers.SharedInformerFactory {
 func (h *handle) Evictor() framework.Evictor                                   { return nil }
 func (h *handle) EventRecorder() events.EventRecorder                          { return nil }
 func (h *handle) ProfileName() string                                          { return "test" }
+func (h *handle) NodeSelector() labels.Selector                                { return labels.Everything() }
 func (h *handle) GetPodsAssignedToNode(node string, f framework.PodFilter) ([]*corev1.Pod, error) {
 	return fwruntime.PodsAssignedToNode(h.pods, node, f)
 }

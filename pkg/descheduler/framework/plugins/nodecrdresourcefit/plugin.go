@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -165,8 +166,9 @@ func (p *Plugin) checkNode(ctx context.Context, node *corev1.Node) (pluginutil.O
 
 // Run is the event-triggered mode: every change of a ClusterScopedResource's resourcesFilter (and,
 // with missingCRPolicy Reject, its deletion) queues its node, and a worker re-checks the pods of the
-// queued nodes only. A node whose violators could not all be evicted (a limit, a PDB) is retried with
-// back-off. Run returns when ctx is done.
+// queued nodes only, and only on the nodes the profile's nodeSelector (Handle.NodeSelector) matches,
+// as in a periodic cycle. A node whose violators could not all be evicted (a limit, a PDB) is
+// retried with back-off. Run returns when ctx is done.
 func (p *Plugin) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
@@ -230,6 +232,12 @@ func (p *Plugin) processNext(ctx context.Context, queue workqueue.TypedRateLimit
 	if err != nil {
 		logger.Error(err, "Reading node", "node", name)
 		queue.AddRateLimited(name)
+		return true
+	}
+	// Periodic cycles only see the profile's nodes; the event mode must not reach further.
+	if !p.h.NodeSelector().Matches(labels.Set(node.Labels)) {
+		logger.V(4).Info("ClusterScopedResource changed on a node outside the profile's nodeSelector; ignored", "node", name)
+		queue.Forget(name)
 		return true
 	}
 	logger.V(3).Info("ClusterScopedResource changed; re-checking the node's pods", "node", name)

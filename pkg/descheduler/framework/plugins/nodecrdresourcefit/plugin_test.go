@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -218,6 +219,59 @@ func TestControllerRechecksOnlyTheChangedNode(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if got := env.Evictions(); !slices.Equal(got, []string{"ns/ok-1"}) {
 		t.Fatalf("evicted %v, want [ns/ok-1]", got)
+	}
+}
+
+func TestControllerIgnoresNodesOutsideTheProfile(t *testing.T) {
+	const gpu corev1.ResourceName = "example.com/gpu"
+	in, out := node("n1"), node("n2")
+	in.Labels = map[string]string{"pool": "in"}
+	out.Labels = map[string]string{"pool": "out"}
+	in.Status.Allocatable[gpu] = resource.MustParse("8")
+	objs := []runtime.Object{in, out, reqPod("mem-1", "n1", exMem), reqPod("gpu-1", "n1", gpu), reqPod("mem-2", "n2", exMem)}
+	crs := []runtime.Object{plugintest.CSR("n1", corev1.ResourceCPU, exMem, gpu), plugintest.CSR("n2", corev1.ResourceCPU, exMem)}
+	env := plugintest.New(t, plugintest.Options{CRs: crs, NodeSelector: labels.SelectorFromSet(labels.Set{"pool": "in"})}, objs...)
+	pl := build(t, env, &NodeCRDResourceFitArgs{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); pl.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	waitFor := func(want ...string) {
+		t.Helper()
+		start := time.Now()
+		for len(env.Evictions()) < len(want) && time.Since(start) < 2*time.Second {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := env.Evictions(); !slices.Equal(got, want) {
+			t.Fatalf("evicted %v, want %v", got, want)
+		}
+	}
+	// n1, inside the profile's nodeSelector, stops enabling example.com/memory: mem-1 goes. The
+	// controller's event handler is registered asynchronously and misses changes made before, so
+	// the change is repeated (alternating an explicit false, a different resourcesFilter) until
+	// the controller acts on it.
+	start := time.Now()
+	for i := 0; len(env.Evictions()) == 0 && time.Since(start) < 2*time.Second; i++ {
+		csr := plugintest.CSR("n1", corev1.ResourceCPU, gpu)
+		if i%2 == 1 {
+			csr.Spec.ResourcesFilter[exMem] = false
+		}
+		update(t, env, csr)
+		time.Sleep(50 * time.Millisecond)
+	}
+	waitFor("ns/mem-1")
+	// n2 is outside the nodeSelector: the same change there evicts nothing, as a periodic cycle
+	// would not either. The next change on n1 is queued after it, so once gpu-1 is evicted n2's
+	// change has been handled.
+	update(t, env, plugintest.CSR("n2", corev1.ResourceCPU))
+	update(t, env, plugintest.CSR("n1", corev1.ResourceCPU))
+	waitFor("ns/mem-1", "ns/gpu-1")
+	time.Sleep(100 * time.Millisecond)
+	waitFor("ns/mem-1", "ns/gpu-1")
+	// A periodic cycle agrees: it is given n1 only, and finds nothing left there.
+	if got := env.Deschedule(t, pl); len(got) != 0 {
+		t.Fatalf("cycle evicted %v", got)
 	}
 }
 

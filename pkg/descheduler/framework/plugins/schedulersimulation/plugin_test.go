@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -32,6 +33,7 @@ func (h *handle) AccordInformerFactory() accordinformers.SharedInformerFactory {
 func (h *handle) Evictor() framework.Evictor                                   { return nil }
 func (h *handle) EventRecorder() events.EventRecorder                          { return nil }
 func (h *handle) ProfileName() string                                          { return "test" }
+func (h *handle) NodeSelector() labels.Selector                                { return labels.Everything() }
 func (h *handle) GetPodsAssignedToNode(string, framework.PodFilter) ([]*corev1.Pod, error) {
 	return nil, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
@@ -38,6 +39,7 @@ type handle struct {
 	c       *frameworktest.Cluster
 	pods    cache.Indexer
 	evictor framework.Evictor
+	nodes   labels.Selector
 }
 
 func (h *handle) ClientSet() clientset.Interface                               { return h.c.Client }
@@ -46,6 +48,7 @@ func (h *handle) AccordInformerFactory() accordinformers.SharedInformerFactory {
 func (h *handle) Evictor() framework.Evictor                                   { return h.evictor }
 func (h *handle) EventRecorder() events.EventRecorder                          { return nil }
 func (h *handle) ProfileName() string                                          { return "test" }
+func (h *handle) NodeSelector() labels.Selector                                { return h.nodes }
 func (h *handle) GetPodsAssignedToNode(node string, f framework.PodFilter) ([]*corev1.Pod, error) {
 	return fwruntime.PodsAssignedToNode(h.pods, node, f)
 }
@@ -60,6 +63,8 @@ type Options struct {
 	DryRun bool
 	// CRs are ClusterScopedResources and NodeMetrics put in the Accord fake clientset.
 	CRs []runtime.Object
+	// NodeSelector is the profile's node selector the Handle reports; nil means everything.
+	NodeSelector labels.Selector
 }
 
 // New returns an Env holding objs (nodes, pods, ...). Build the plugin under test with Handle, then
@@ -87,7 +92,10 @@ func newEnv(t testing.TB, c *frameworktest.Cluster, opts Options) *Env {
 	}
 	// The runtime lists nodes from this informer; register it before the factory starts.
 	c.Factory.Core().V1().Nodes().Informer()
-	h := &handle{c: c, pods: indexer}
+	h := &handle{c: c, pods: indexer, nodes: opts.NodeSelector}
+	if h.nodes == nil {
+		h.nodes = labels.Everything()
+	}
 	args := opts.DefaultEvictor
 	if args == nil {
 		args = &defaultevictor.DefaultEvictorArgs{}
@@ -125,10 +133,11 @@ func (e *Env) Start(t testing.TB) { e.Cluster.Start(t) }
 // NewCycle resets the per-cycle limits.
 func (e *Env) NewCycle() { e.Evictor.Limiter.Reset() }
 
-// Nodes returns the nodes in the informer cache, sorted by name.
+// Nodes returns the nodes in the informer cache that Options.NodeSelector matches, sorted by name:
+// the nodes a cycle of the profile would be given.
 func (e *Env) Nodes(t testing.TB) []*corev1.Node {
 	t.Helper()
-	list, err := e.Factory.Core().V1().Nodes().Lister().List(everything)
+	list, err := e.Factory.Core().V1().Nodes().Lister().List(e.h.nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
