@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -59,8 +60,8 @@ type Record struct {
 	BlockedBy string
 	// Reason is the nominating plugin's reason (StageEvict).
 	Reason string
-	// Err is the eviction's result (StageEvict): nil, framework.ErrDryRun, a limit error, or the
-	// evict plugin's error.
+	// Err is the eviction's result (StageEvict): nil, framework.ErrDryRun, a limit error, an error
+	// wrapping framework.ErrPodGone, or the evict plugin's error.
 	Err error
 }
 
@@ -138,7 +139,9 @@ func (e *ProfileEvictor) evictionMessage(pod *corev1.Pod) string {
 }
 
 // Evict checks the limits, then evicts the pod through the evict plugin (or, in dry-run mode, logs
-// what it would have done), counts the result and records an Event on an evicted pod.
+// what it would have done), counts the result and records an Event on an evicted pod. A pod the
+// evict plugin finds already gone (framework.ErrPodGone or a NotFound) frees its limit slot and is
+// neither counted nor reported: the error returned wraps framework.ErrPodGone.
 func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) (err error) {
 	if e.Observer != nil {
 		defer func() {
@@ -168,6 +171,15 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	start := time.Now()
 	if err := e.EvictPlugin.Evict(ctx, pod, opts); err != nil {
 		e.Limiter.Release(node, pod.Namespace)
+		if framework.IsPodGone(err) || apierrors.IsNotFound(err) {
+			// Another eviction (an event-triggered controller, a cycle) got there first: not evicted
+			// by us, and nothing left to do.
+			logger.V(2).Info("Pod already gone; nothing to evict", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "err", err)
+			if !framework.IsPodGone(err) {
+				err = fmt.Errorf("%w: %w", framework.ErrPodGone, err)
+			}
+			return err
+		}
 		e.count(metrics.ResultError, opts, pod)
 		logger.Info("Pod not evicted", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "err", err)
 		if e.NotifyFailures && e.Recorder != nil {

@@ -61,6 +61,16 @@ func IsNamespaceLimit(err error) bool {
 // IsTotalLimit reports whether err says the cycle reached its total limit; the plugin should stop.
 func IsTotalLimit(err error) bool { s, ok := limitScope(err); return ok && s == LimitScopeTotal }
 
+// ErrPodGone is returned (wrapped) by Evictor.Evict when the pod no longer exists: the Eviction API
+// answered NotFound, typically because another eviction of the same pod (an event-triggered
+// controller and a periodic cycle) won the race. Nothing was evicted by this call and nothing is
+// left to do: it is counted neither as an error nor as a success, uses up no limit slot, and a
+// plugin should ignore it (see IsPodGone).
+var ErrPodGone = errors.New("pod already gone: not evicted")
+
+// IsPodGone reports whether err says the pod was already gone when its eviction was attempted.
+func IsPodGone(err error) bool { return errors.Is(err, ErrPodGone) }
+
 // ErrDryRun is returned by Evictor.Evict in dry-run mode: the pod passed the limits and would have
 // been evicted, but nothing was written.
 var ErrDryRun = errors.New("dry run: pod not evicted")

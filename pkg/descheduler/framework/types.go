@@ -51,7 +51,8 @@ type EvictorPlugin interface {
 }
 
 // EvictPlugin performs an eviction. A profile enables exactly one, at the evict extension point; the
-// default uses the policy/v1 Eviction API.
+// default uses the policy/v1 Eviction API. When the pod no longer exists, Evict returns an error
+// wrapping ErrPodGone (a bare apiserver NotFound is taken to mean the same).
 type EvictPlugin interface {
 	Plugin
 	Evict(ctx context.Context, pod *corev1.Pod, opts EvictOptions) error
@@ -87,8 +88,9 @@ type Evictor interface {
 	// Evict evicts the pod without running the filters. A nil error means the pod was evicted.
 	// Otherwise the error says why not: an *EvictionLimitError (see IsNodeLimit, IsNamespaceLimit,
 	// IsTotalLimit) when a limit stopped it, ErrDryRun in dry-run mode (the pod would have been
-	// evicted and counts against the limits), or the evict plugin's error (for the Eviction API, a
-	// TooManyRequests error when a PodDisruptionBudget forbids it).
+	// evicted and counts against the limits), an error wrapping ErrPodGone when the pod was already
+	// gone (another eviction won a race; nothing to do, see IsPodGone), or the evict plugin's error
+	// (for the Eviction API, a TooManyRequests error when a PodDisruptionBudget forbids it).
 	Evict(ctx context.Context, pod *corev1.Pod, opts EvictOptions) error
 }
 

@@ -99,7 +99,7 @@ func (c *victimController) reconcile(ctx context.Context, key string) error {
 		return nil
 	}
 	err = ev.Evict(ctx, pod, framework.EvictOptions{PluginName: c.Name(), Reason: "became a victim"})
-	if err == nil || errors.Is(err, framework.ErrDryRun) {
+	if err == nil || errors.Is(err, framework.ErrDryRun) || framework.IsPodGone(err) {
 		return nil
 	}
 	klog.FromContext(ctx).Info("Eviction not done, will retry", "pod", key, "err", err)

@@ -60,7 +60,7 @@ func (p *EvictMarked) Deschedule(ctx context.Context, nodes []*corev1.Node) *fra
 				return nil
 			case framework.IsNodeLimit(err):
 				break pods
-			case err != nil && !errors.Is(err, framework.ErrDryRun):
+			case err != nil && !errors.Is(err, framework.ErrDryRun) && !framework.IsPodGone(err):
 				klog.FromContext(ctx).V(2).Info("Pod not evicted", "pod", klog.KObj(pod), "err", err)
 			}
 		}

@@ -1,6 +1,8 @@
 // Package evictionapi is the default evict plugin: it evicts through the policy/v1 Eviction API, so
 // the apiserver enforces PodDisruptionBudgets. A refused eviction (429 TooManyRequests, e.g. a PDB
 // allowing no disruption) is returned as an error and the pod stays; it never falls back to a delete.
+// A pod already gone (404 NotFound, e.g. evicted by a concurrent eviction) is returned as an error
+// wrapping framework.ErrPodGone.
 package evictionapi
 
 import (
@@ -9,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -36,7 +39,8 @@ func New(_ runtime.Object, h framework.Handle) (framework.Plugin, error) {
 func (e *EvictionAPI) Name() string { return Name }
 
 // Evict posts an Eviction for the pod. The error of a refused eviction is the apiserver's (test it
-// with apierrors.IsTooManyRequests), wrapped with the pod's name.
+// with apierrors.IsTooManyRequests), wrapped with the pod's name. When the pod is already gone the
+// error also wraps framework.ErrPodGone (framework.IsPodGone and apierrors.IsNotFound both hold).
 func (e *EvictionAPI) Evict(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) error {
 	ev := &policyv1.Eviction{
 		ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
@@ -54,6 +58,9 @@ func (e *EvictionAPI) Evict(ctx context.Context, pod *corev1.Pod, opts framework
 	} else {
 		// Clientsets without a REST client (fakes).
 		err = client.PolicyV1().Evictions(pod.Namespace).Evict(ctx, ev)
+	}
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("evicting pod %s/%s: %w: %w", pod.Namespace, pod.Name, framework.ErrPodGone, err)
 	}
 	if err != nil {
 		return fmt.Errorf("evicting pod %s/%s: %w", pod.Namespace, pod.Name, err)

@@ -14,7 +14,8 @@ import (
 type Outcome int
 
 const (
-	// Evicted: the pod was evicted (or would have been, in dry-run mode).
+	// Evicted: the pod was evicted (or would have been, in dry-run mode), or was already gone
+	// (framework.ErrPodGone): either way it no longer runs on its node.
 	Evicted Outcome = iota
 	// Failed: this pod was not evicted (e.g. a PodDisruptionBudget); go on with the next one.
 	Failed
@@ -43,6 +44,10 @@ func EvictFiltered(ctx context.Context, ev framework.Evictor, pod *corev1.Pod, p
 	err := ev.Evict(ctx, pod, framework.EvictOptions{PluginName: plugin, Reason: reason})
 	switch {
 	case err == nil, errors.Is(err, framework.ErrDryRun):
+		return Evicted
+	case framework.IsPodGone(err):
+		// Evicted by someone else: nothing to retry, and the plugin's accounting (usage, duplicates,
+		// spread) is right to treat it as removed.
 		return Evicted
 	case framework.IsTotalLimit(err):
 		return Stop
