@@ -154,6 +154,10 @@ func (c *Cache) Shutdown() {
 	}
 }
 
+// CatchUpTimeout bounds how long a QueueingHint waits (AwaitResourceVersion) for a plugin's store to
+// see the event it is judging.
+const CatchUpTimeout = 200 * time.Millisecond
+
 // AwaitResourceVersion waits, at most timeout, until current reports an object whose
 // resourceVersion is at least rv, and reports whether it did.
 //

@@ -28,6 +28,7 @@ import (
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/internal/cyclestate"
 )
 
 // Name is the plugin's name in the registry and in configurations.
@@ -40,10 +41,6 @@ const stateKey fwk.StateKey = Name
 const SignerName = "accord.dev/v1.Pod.Spec.LoadAwareRequests()"
 
 const reasonOverThreshold = "node(s) are over their %s usage threshold"
-
-// storeCatchUpTimeout bounds how long a QueueingHint waits for the plugin's store to see the event
-// it is judging (see crcache.AwaitResourceVersion).
-const storeCatchUpTimeout = 200 * time.Millisecond
 
 // Plugin is the LoadAware plugin.
 type Plugin struct {
@@ -275,15 +272,7 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.
 func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
 func stateFrom(state fwk.CycleState) (*preFilterState, *fwk.Status) {
-	d, err := state.Read(stateKey)
-	if err != nil {
-		return nil, fwk.AsStatus(fmt.Errorf("%s: reading PreFilter state: %w", Name, err))
-	}
-	s, ok := d.(*preFilterState)
-	if !ok {
-		return nil, fwk.AsStatus(fmt.Errorf("%s: PreFilter state has type %T", Name, d))
-	}
-	return s, nil
+	return cyclestate.Read[preFilterState](state, stateKey, Name)
 }
 
 // Filter rejects a node whose fresh NodeMetric shows a resource's usage over its threshold. A
@@ -394,7 +383,7 @@ func (p *Plugin) isSchedulableAfterMetricChange(logger klog.Logger, pod *corev1.
 	}
 	if newM != nil {
 		// Wait for what Filter reads: the node's view, which follows the store.
-		crcache.AwaitResourceVersion(newM.ResourceVersion, storeCatchUpTimeout, func() (string, bool) {
+		crcache.AwaitResourceVersion(newM.ResourceVersion, crcache.CatchUpTimeout, func() (string, bool) {
 			cur := p.view(name)
 			if cur == nil || cur.metric == nil {
 				return "", false

@@ -8,7 +8,6 @@ package nodecrdresourcefit
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,6 +20,7 @@ import (
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/internal/cyclestate"
 )
 
 // Name is the plugin's name in the registry and in configurations.
@@ -38,10 +38,6 @@ const (
 	ReasonNoCR            = "node(s) have no ClusterScopedResource"
 	reasonMissingResource = "node(s) do not enable resource %s"
 )
-
-// storeCatchUpTimeout bounds how long a QueueingHint waits for the plugin's store to see the
-// event it is judging (see crcache.AwaitResourceVersion).
-const storeCatchUpTimeout = 200 * time.Millisecond
 
 // Plugin is the NodeCRDResourceFit plugin.
 type Plugin struct {
@@ -115,15 +111,7 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.
 func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
 func stateFrom(state fwk.CycleState) (*preFilterState, *fwk.Status) {
-	d, err := state.Read(stateKey)
-	if err != nil {
-		return nil, fwk.AsStatus(fmt.Errorf("%s: reading PreFilter state: %w", Name, err))
-	}
-	s, ok := d.(*preFilterState)
-	if !ok {
-		return nil, fwk.AsStatus(fmt.Errorf("%s: PreFilter state has type %T", Name, d))
-	}
-	return s, nil
+	return cyclestate.Read[preFilterState](state, stateKey, Name)
 }
 
 // Filter rejects a node whose ClusterScopedResource does not enable a resource the pod requests,
@@ -227,7 +215,7 @@ func (p *Plugin) isSchedulableAfterCRChange(logger klog.Logger, pod *corev1.Pod,
 
 // awaitLister gives the plugin's store a moment to catch up with the event the hint is judging.
 func (p *Plugin) awaitLister(cr *schedv1alpha1.ClusterScopedResource) {
-	crcache.AwaitResourceVersion(cr.ResourceVersion, storeCatchUpTimeout, func() (string, bool) {
+	crcache.AwaitResourceVersion(cr.ResourceVersion, crcache.CatchUpTimeout, func() (string, bool) {
 		cur := p.store.Get(cr.Name)
 		if cur == nil {
 			return "", false
