@@ -23,13 +23,18 @@ func ValidateNodeCRDResourceFitArgs(path *field.Path, args *config.NodeCRDResour
 	if args == nil {
 		return append(errs, field.Required(path, "args are required"))
 	}
-	switch args.MissingCRPolicy {
+	return append(errs, ValidateMissingCRPolicy(path.Child("missingCRPolicy"), args.MissingCRPolicy)...)
+}
+
+// ValidateMissingCRPolicy checks a missingCRPolicy value at path. The scheduler's NodeCRDResourceFit
+// and the descheduler's NodeCRDResourceFit and DefaultEvictor all take this arg and must agree on it.
+func ValidateMissingCRPolicy(path *field.Path, policy config.MissingCRPolicy) field.ErrorList {
+	switch policy {
 	case config.MissingCRPolicyReject, config.MissingCRPolicyIgnore:
-	default:
-		errs = append(errs, field.NotSupported(path.Child("missingCRPolicy"), args.MissingCRPolicy,
-			[]config.MissingCRPolicy{config.MissingCRPolicyReject, config.MissingCRPolicyIgnore}))
+		return nil
 	}
-	return errs
+	return field.ErrorList{field.NotSupported(path, policy,
+		[]config.MissingCRPolicy{config.MissingCRPolicyReject, config.MissingCRPolicyIgnore})}
 }
 
 // ValidateLoadAwareArgs validates LoadAware's args: thresholds in 0..100, weights in 0..100, at

@@ -7,14 +7,13 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/accord-sched/accord/apis/config"
+	configvalidation "github.com/accord-sched/accord/apis/config/validation"
 )
 
 var (
 	defaultProtections = []PodProtection{PodsWithLocalStorage, DaemonSetPods, SystemCriticalPods, FailedBarePods, BarePods, PodsWithPVC}
 	extraProtections   = []PodProtection{PodsWithoutPDB, PodsWithPVC}
 	noEvictionPolicies = []string{string(PreferredNoEvictionPolicy), string(MandatoryNoEvictionPolicy)}
-	missingCRPolicies  = []string{string(config.MissingCRPolicyReject), string(config.MissingCRPolicyIgnore)}
 )
 
 // ValidateDefaultEvictorArgs checks the args; paths are below path.
@@ -41,8 +40,8 @@ func ValidateDefaultEvictorArgs(path *field.Path, a *DefaultEvictorArgs) field.E
 		errs = append(errs, field.NotSupported(path.Child("noEvictionPolicy"), a.NoEvictionPolicy, noEvictionPolicies))
 	}
 	// Empty is left to the defaults (Reject).
-	if a.MissingCRPolicy != "" && !slices.Contains(missingCRPolicies, string(a.MissingCRPolicy)) {
-		errs = append(errs, field.NotSupported(path.Child("missingCRPolicy"), a.MissingCRPolicy, missingCRPolicies))
+	if a.MissingCRPolicy != "" {
+		errs = append(errs, configvalidation.ValidateMissingCRPolicy(path.Child("missingCRPolicy"), a.MissingCRPolicy)...)
 	}
 	for i, p := range a.PodProtections.DefaultDisabled {
 		if !slices.Contains(defaultProtections, p) {

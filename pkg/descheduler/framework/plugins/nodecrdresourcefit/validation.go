@@ -4,20 +4,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/accord-sched/accord/apis/config"
+	configvalidation "github.com/accord-sched/accord/apis/config/validation"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 )
-
-var policies = []config.MissingCRPolicy{config.MissingCRPolicyReject, config.MissingCRPolicyIgnore}
 
 // ValidateNodeCRDResourceFitArgs checks the args; paths are below path.
 func ValidateNodeCRDResourceFitArgs(path *field.Path, a *NodeCRDResourceFitArgs) field.ErrorList {
 	var errs field.ErrorList
-	switch a.MissingCRPolicy {
-	case config.MissingCRPolicyReject, config.MissingCRPolicyIgnore:
-	default:
-		errs = append(errs, field.NotSupported(path.Child("missingCRPolicy"), a.MissingCRPolicy, policies))
-	}
+	errs = append(errs, configvalidation.ValidateMissingCRPolicy(path.Child("missingCRPolicy"), a.MissingCRPolicy)...)
 	errs = append(errs, pluginutil.ValidateNamespaces(path.Child("namespaces"), a.Namespaces)...)
 	errs = append(errs, pluginutil.ValidateLabelSelector(path.Child("labelSelector"), a.LabelSelector)...)
 	for i, n := range a.SchedulerNames {
