@@ -31,6 +31,57 @@ type DeschedulerPolicy struct {
 	GracePeriodSeconds *int64
 	// EvictionFailureEventNotification makes a failed eviction emit a Warning Event on the pod.
 	EvictionFailureEventNotification *bool
+
+	// MetricsCollector is the deprecated form of a KubernetesMetrics entry in MetricsProviders.
+	MetricsCollector *MetricsCollector
+	// MetricsProviders are the sources of real node utilization plugins may read (at most one per
+	// source).
+	MetricsProviders []MetricsProvider
+}
+
+// MetricsSource names a source of real utilization.
+type MetricsSource string
+
+// The metrics sources.
+const (
+	// KubernetesMetrics is the resource metrics API, metrics.k8s.io (metrics-server).
+	KubernetesMetrics MetricsSource = "KubernetesMetrics"
+	// PrometheusMetrics is a Prometheus server's HTTP query API.
+	PrometheusMetrics MetricsSource = "Prometheus"
+)
+
+// MetricsCollector enables collection from metrics.k8s.io (deprecated upstream in favour of
+// MetricsProviders).
+type MetricsCollector struct {
+	Enabled bool
+}
+
+// MetricsProvider configures one source of real utilization.
+type MetricsProvider struct {
+	Source MetricsSource
+	// Prometheus configures the Prometheus source; required when Source is Prometheus.
+	Prometheus *Prometheus
+}
+
+// Prometheus is where a Prometheus server is and how to authenticate to it.
+type Prometheus struct {
+	// URL of the server (http or https).
+	URL string
+	// AuthToken, when set, is sent as a bearer token; when nil, the service account token of the
+	// pod the descheduler runs in is sent, if there is one.
+	AuthToken *AuthToken
+}
+
+// AuthToken says where the bearer token for Prometheus is kept.
+type AuthToken struct {
+	// SecretReference names a Secret whose data key `prometheusAuthToken` holds the token.
+	SecretReference *SecretReference
+}
+
+// SecretReference names a Secret.
+type SecretReference struct {
+	Namespace string
+	Name      string
 }
 
 // DeschedulerProfile is one named set of plugins with their configuration.

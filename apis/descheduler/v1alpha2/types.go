@@ -37,6 +37,66 @@ type DeschedulerPolicy struct {
 	// EvictionFailureEventNotification makes a failed eviction emit a Warning Event on the pod.
 	// +optional
 	EvictionFailureEventNotification *bool `json:"evictionFailureEventNotification,omitempty"`
+
+	// MetricsCollector enables collection of node usage from metrics.k8s.io. Deprecated (as
+	// upstream): use a metricsProviders entry with source KubernetesMetrics.
+	// +optional
+	MetricsCollector *MetricsCollector `json:"metricsCollector,omitempty"`
+	// MetricsProviders are the sources of real node utilization that plugins (LowNodeUtilization's
+	// metricsUtilization) read; each source at most once.
+	// +optional
+	MetricsProviders []MetricsProvider `json:"metricsProviders,omitempty"`
+}
+
+// MetricsSource names a source of real utilization: KubernetesMetrics or Prometheus.
+type MetricsSource string
+
+// The metrics sources.
+const (
+	// KubernetesMetrics is the resource metrics API, metrics.k8s.io (served by metrics-server).
+	KubernetesMetrics MetricsSource = "KubernetesMetrics"
+	// PrometheusMetrics is a Prometheus server's HTTP query API.
+	PrometheusMetrics MetricsSource = "Prometheus"
+)
+
+// MetricsCollector is the deprecated switch for metrics.k8s.io collection.
+type MetricsCollector struct {
+	// Enabled collects node usage from metrics.k8s.io.
+	Enabled bool `json:"enabled,omitempty"`
+}
+
+// MetricsProvider configures one source of real utilization.
+type MetricsProvider struct {
+	// Source is KubernetesMetrics or Prometheus.
+	Source MetricsSource `json:"source,omitempty"`
+	// Prometheus configures the Prometheus source; required when source is Prometheus.
+	// +optional
+	Prometheus *Prometheus `json:"prometheus,omitempty"`
+}
+
+// Prometheus is where a Prometheus server is and how to authenticate to it.
+type Prometheus struct {
+	// URL of the Prometheus server, e.g. http://prometheus.monitoring.svc:9090.
+	URL string `json:"url,omitempty"`
+	// AuthToken is sent as a bearer token. When not set, the token of the service account the
+	// descheduler's pod runs as is sent (none when running outside a pod).
+	// +optional
+	AuthToken *AuthToken `json:"authToken,omitempty"`
+}
+
+// AuthToken says where the bearer token for Prometheus is kept.
+type AuthToken struct {
+	// SecretReference names a Secret whose data key `prometheusAuthToken` holds the token. The
+	// descheduler watches it, so a rotated token is used from the next query on.
+	SecretReference *SecretReference `json:"secretReference,omitempty"`
+}
+
+// SecretReference names a Secret.
+type SecretReference struct {
+	// Namespace of the Secret.
+	Namespace string `json:"namespace,omitempty"`
+	// Name of the Secret.
+	Name string `json:"name,omitempty"`
 }
 
 // DeschedulerProfile is one named set of plugins with their configuration.

@@ -112,6 +112,9 @@ func Explain(ctx context.Context, cfg Config) ([]ExplainRow, error) {
 	if !d.WaitForCacheSync(ctx) || !waitAll(ctx, factories) {
 		return nil, errors.New("informer caches did not sync")
 	}
+	if err := d.StartMetrics(ctx); err != nil {
+		return nil, err
+	}
 	d.RunCycle(ctx)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

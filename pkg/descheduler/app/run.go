@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"github.com/accord-sched/accord/apis/descheduler"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
@@ -30,6 +31,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/policy"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+	"github.com/accord-sched/accord/pkg/metricsource"
 )
 
 // DefaultLimitWindow is how often the per-cycle eviction counts reset when controllers run in the
@@ -100,6 +102,9 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// OnReady is called once the informer caches are synced, before the first cycle.
 	OnReady func()
+	// MetricsCollector tunes the metrics.k8s.io collector of the KubernetesMetrics provider
+	// (defaults: pkg/metricsource; tests shorten the interval).
+	MetricsCollector metricsource.CollectorOptions
 }
 
 // Run loads the policy and runs the descheduler until ctx ends (or, with DeschedulingInterval 0 and
@@ -170,6 +175,14 @@ func build(ctx context.Context, cfg Config, observer func(evictions.Record)) (*f
 		return nil, nil, nil, err
 	}
 
+	// metrics.k8s.io, for a policy whose plugins read KubernetesMetrics (nothing is sent otherwise).
+	metricsCfg := rest.CopyConfig(restCfg)
+	metricsCfg.ContentType, metricsCfg.AcceptContentTypes = "application/json", "application/json"
+	metricsClient, err := metricsclient.NewForConfig(metricsCfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+
 	factory := informers.NewSharedInformerFactory(client, 0)
 	accordFactory := accordinformers.NewSharedInformerFactory(accord, 0)
 	var recorder events.EventRecorder
@@ -183,6 +196,7 @@ func build(ctx context.Context, cfg Config, observer func(evictions.Record)) (*f
 	d, err := fwruntime.New(p, fwruntime.Options{
 		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
 		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: observer,
+		MetricsSources: fwruntime.MetricsOptions{Client: metricsClient, Collector: cfg.MetricsCollector},
 	})
 	if err != nil {
 		stopEvents()
@@ -222,6 +236,9 @@ func runDescheduler(ctx context.Context, d *fwruntime.Descheduler, factories []i
 			return nil
 		}
 		return errors.New("informer caches did not sync")
+	}
+	if err := d.StartMetrics(ctx); err != nil {
+		return err
 	}
 	if cfg.OnReady != nil {
 		cfg.OnReady()

@@ -119,6 +119,8 @@ type Handle interface {
 	// else everything. A cycle passes Deschedule and Balance the Ready nodes it matches; a Controller
 	// must leave alone the nodes it does not match (test with Matches(labels.Set(node.Labels))).
 	NodeSelector() labels.Selector
+	// MetricsProviders are the policy's sources of real utilization (see MetricsProviders).
+	MetricsProviders() MetricsProviders
 }
 
 // Status is the result of a Deschedule or Balance call; nil or a nil Err means success.

@@ -87,6 +87,7 @@ func Validate(p *descheduler.DeschedulerPolicy, registry framework.Registry, arg
 		errs = append(errs, field.Invalid(field.NewPath("gracePeriodSeconds"), *p.GracePeriodSeconds, "must not be negative"))
 	}
 	errs = append(errs, validateSelector(field.NewPath("nodeSelector"), p.NodeSelector)...)
+	errs = append(errs, validateMetricsProviders(p)...)
 	if len(p.Profiles) == 0 {
 		errs = append(errs, field.Required(field.NewPath("profiles"), "at least one profile is needed"))
 	}

@@ -62,6 +62,8 @@ type handle struct {
 	recorder events.EventRecorder
 	// nodes is the profile's node selector, the one RunCycle selects the profile's nodes with.
 	nodes labels.Selector
+	// metrics are the policy's metrics providers, shared by every profile.
+	metrics framework.MetricsProviders
 }
 
 var _ framework.Handle = &handle{}
@@ -73,6 +75,7 @@ func (h *handle) Evictor() framework.Evictor                                   {
 func (h *handle) EventRecorder() events.EventRecorder                          { return h.recorder }
 func (h *handle) ProfileName() string                                          { return h.profile }
 func (h *handle) NodeSelector() labels.Selector                                { return h.nodes }
+func (h *handle) MetricsProviders() framework.MetricsProviders                 { return h.metrics }
 func (h *handle) GetPodsAssignedToNode(node string, f framework.PodFilter) ([]*corev1.Pod, error) {
 	return PodsAssignedToNode(h.pods, node, f)
 }

@@ -46,6 +46,8 @@ type Options struct {
 	DryRun bool
 	// Observer, when set, observes every profile's evictor (see evictions.ProfileEvictor.Observer).
 	Observer func(evictions.Record)
+	// Metrics reach the policy's metricsProviders (metrics.k8s.io, Prometheus).
+	MetricsSources MetricsOptions
 }
 
 // Profile is a built profile.
@@ -75,6 +77,7 @@ type Descheduler struct {
 	metrics  *metrics.Metrics
 	nodes    corelisters.NodeLister
 	synced   []cache.InformerSynced
+	sources  *metricsProviders
 }
 
 // New builds every profile of a validated policy: it instantiates each enabled plugin once per
@@ -95,6 +98,9 @@ func New(p *descheduler.DeschedulerPolicy, opts Options) (*Descheduler, error) {
 		metrics: opts.Metrics,
 		nodes:   nodeInformer.Lister(),
 		synced:  []cache.InformerSynced{nodeInformer.Informer().HasSynced, opts.InformerFactory.Core().V1().Pods().Informer().HasSynced},
+	}
+	if d.sources, err = newMetricsProviders(p, opts.Client, opts.MetricsSources); err != nil {
+		return nil, err
 	}
 	if l := d.limiter.Limits(); l.Defaulted {
 		klog.InfoS("The policy sets no eviction limits; safe defaults apply", "maxPodsToEvictPerNode", *l.PerNode, "maxPodsToEvictTotal", *l.Total)
@@ -139,7 +145,7 @@ func (d *Descheduler) buildProfile(i int, p *descheduler.DeschedulerPolicy, opts
 		Observer:           opts.Observer,
 	}
 	h := &handle{profile: cfg.Name, client: opts.Client, factory: opts.InformerFactory, accord: opts.AccordInformerFactory,
-		evictor: ev, pods: pods, recorder: opts.EventRecorder, nodes: sel}
+		evictor: ev, pods: pods, recorder: opts.EventRecorder, nodes: sel, metrics: d.sources}
 	prof := &Profile{Name: cfg.Name, nodeSelector: sel, evictor: ev, handle: h}
 
 	built := map[string]framework.Plugin{}
@@ -265,8 +271,18 @@ type MetricsRegisterer interface {
 	RegisterMetrics(reg compmetrics.KubeRegistry) error
 }
 
+// StartMetrics runs the metrics providers that some plugin asked for (see
+// framework.MetricsProviders) until ctx is done: call it once the informer caches have synced and
+// before the first cycle. It waits up to MetricsStartTimeout for each source's first answer; a source
+// that is down is logged and makes the plugins that need it skip their cycles, while a token Secret
+// that cannot be watched is an error.
+func (d *Descheduler) StartMetrics(ctx context.Context) error {
+	return d.sources.start(ctx)
+}
+
 // Close closes every plugin that implements io.Closer (e.g. SchedulerSimulation's simulator).
 func (d *Descheduler) Close() error {
+	d.sources.shutdown()
 	var errs []error
 	for _, p := range d.profiles {
 		for _, pl := range p.plugins {

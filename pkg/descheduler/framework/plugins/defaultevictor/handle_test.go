@@ -27,6 +27,7 @@ func (h *handle) Evictor() framework.Evictor                                   {
 func (h *handle) EventRecorder() events.EventRecorder                          { return nil }
 func (h *handle) ProfileName() string                                          { return "test" }
 func (h *handle) NodeSelector() labels.Selector                                { return labels.Everything() }
+func (h *handle) MetricsProviders() framework.MetricsProviders                 { return nil }
 func (h *handle) GetPodsAssignedToNode(node string, f framework.PodFilter) ([]*corev1.Pod, error) {
 	return fwruntime.PodsAssignedToNode(h.pods, node, f)
 }

@@ -3,9 +3,11 @@ package lownodeutilization
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
@@ -23,6 +25,14 @@ type Plugin struct {
 	args      *LowNodeUtilizationArgs
 	ns        *pluginutil.PodSelector
 	resources []corev1.ResourceName
+	// metrics is the measured-usage source of metricsUtilization; nil judges requests.
+	metrics *metricsSource
+
+	mu sync.Mutex
+	// measured is the latest Balance's measured usage by node (metricsUtilization), for NodeVerdict.
+	measured map[string]*pluginutil.NodeUsage
+	// podUsage caches the pod usage read during the latest Balance.
+	podUsage map[types.UID]map[corev1.ResourceName]int64
 }
 
 var _ framework.BalancePlugin = &Plugin{}
@@ -37,7 +47,11 @@ func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Plugin{h: h, args: args, ns: ns, resources: pluginutil.SortedResourceNames(args.Thresholds)}, nil
+	ms, err := newMetricsSource(args, h)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	return &Plugin{h: h, args: args, ns: ns, resources: pluginutil.SortedResourceNames(args.Thresholds), metrics: ms}, nil
 }
 
 // Name returns the plugin's name.
@@ -46,8 +60,16 @@ func (p *Plugin) Name() string { return Name }
 // Balance evicts pods from overutilized nodes while underutilized nodes have room for them.
 func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.Status {
 	logger := klog.FromContext(ctx)
-	usages, err := pluginutil.NodeUsages(p.h, nodes, p.resources)
-	if err != nil {
+	var usages []*pluginutil.NodeUsage
+	var err error
+	if p.metrics != nil {
+		// A source that is down, or silent about a node, skips the cycle: missing usage is never
+		// taken for zero.
+		if usages, err = p.metrics.nodeUsages(ctx, p.h, nodes, p.resources); err != nil {
+			return framework.Errorf("skipping this cycle, no %s utilization: %w", p.metrics.name(), err)
+		}
+		p.remember(usages)
+	} else if usages, err = pluginutil.NodeUsages(p.h, nodes, p.resources); err != nil {
 		return framework.NewStatus(err)
 	}
 	low := make(map[corev1.ResourceName]float64, len(p.resources))
@@ -96,6 +118,52 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 		Reason: func(u *pluginutil.NodeUsage) string {
 			return fmt.Sprintf("node %s is over its target utilization", u.Node.Name)
 		}}
+	switch {
+	case p.metrics == nil:
+	case p.metrics.prom != nil:
+		// The query measures nodes, not pods: one pod per overutilized node per cycle (upstream).
+		m.Unmeasured, m.MaxPerSource = true, 1
+		m.Reason = func(u *pluginutil.NodeUsage) string {
+			return fmt.Sprintf("node %s is over its target utilization (Prometheus: %.0f%%)", u.Node.Name, u.Percent[MetricResource])
+		}
+	default:
+		m.PodUsage = p.cachedPodUsage
+		m.Reason = func(u *pluginutil.NodeUsage) string {
+			return fmt.Sprintf("node %s is over its target utilization (metrics.k8s.io)", u.Node.Name)
+		}
+	}
 	m.Move(ctx, overNodes, pluginutil.Capacity(under, p.resources, high), over)
 	return nil
+}
+
+// remember keeps the measured usage of this Balance for NodeVerdict and starts a new pod-usage
+// cache.
+func (p *Plugin) remember(usages []*pluginutil.NodeUsage) {
+	m := make(map[string]*pluginutil.NodeUsage, len(usages))
+	for _, u := range usages {
+		m[u.Node.Name] = u
+	}
+	p.mu.Lock()
+	p.measured, p.podUsage = m, map[types.UID]map[corev1.ResourceName]int64{}
+	p.mu.Unlock()
+}
+
+// cachedPodUsage reads a pod's usage from metrics.k8s.io once per cycle.
+func (p *Plugin) cachedPodUsage(ctx context.Context, pod *corev1.Pod) (map[corev1.ResourceName]int64, error) {
+	p.mu.Lock()
+	u, ok := p.podUsage[pod.UID]
+	p.mu.Unlock()
+	if ok {
+		return u, nil
+	}
+	u, err := p.metrics.podUsage(ctx, pod)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	if p.podUsage != nil {
+		p.podUsage[pod.UID] = u
+	}
+	p.mu.Unlock()
+	return u, nil
 }

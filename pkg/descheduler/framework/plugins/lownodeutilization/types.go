@@ -23,4 +23,7 @@ type LowNodeUtilizationArgs struct {
 	NumberOfNodes int `json:"numberOfNodes,omitempty"`
 	// EvictableNamespaces limits the pods that may be evicted.
 	EvictableNamespaces *pluginutil.Namespaces `json:"evictableNamespaces,omitempty"`
+	// MetricsUtilization makes the plugin judge nodes by measured usage instead of requests (see
+	// metrics.go).
+	MetricsUtilization *MetricsUtilization `json:"metricsUtilization,omitempty"`
 }

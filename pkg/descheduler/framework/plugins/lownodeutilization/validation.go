@@ -30,6 +30,7 @@ func ValidateLowNodeUtilizationArgs(path *field.Path, a *LowNodeUtilizationArgs)
 		errs = append(errs, field.Invalid(path.Child("numberOfNodes"), a.NumberOfNodes, "must not be negative"))
 	}
 	errs = append(errs, pluginutil.ValidateNamespaces(path.Child("evictableNamespaces"), a.EvictableNamespaces)...)
+	errs = append(errs, validateMetricsUtilization(path, a)...)
 	return errs
 }
 

@@ -40,6 +40,7 @@ type handle struct {
 	pods    cache.Indexer
 	evictor framework.Evictor
 	nodes   labels.Selector
+	metrics framework.MetricsProviders
 }
 
 func (h *handle) ClientSet() clientset.Interface                               { return h.c.Client }
@@ -49,6 +50,7 @@ func (h *handle) Evictor() framework.Evictor                                   {
 func (h *handle) EventRecorder() events.EventRecorder                          { return nil }
 func (h *handle) ProfileName() string                                          { return "test" }
 func (h *handle) NodeSelector() labels.Selector                                { return h.nodes }
+func (h *handle) MetricsProviders() framework.MetricsProviders                 { return h.metrics }
 func (h *handle) GetPodsAssignedToNode(node string, f framework.PodFilter) ([]*corev1.Pod, error) {
 	return fwruntime.PodsAssignedToNode(h.pods, node, f)
 }
@@ -65,6 +67,8 @@ type Options struct {
 	CRs []runtime.Object
 	// NodeSelector is the profile's node selector the Handle reports; nil means everything.
 	NodeSelector labels.Selector
+	// MetricsProviders is what the Handle reports as the policy's metrics sources.
+	MetricsProviders framework.MetricsProviders
 }
 
 // New returns an Env holding objs (nodes, pods, ...). Build the plugin under test with Handle, then
@@ -92,7 +96,7 @@ func newEnv(t testing.TB, c *frameworktest.Cluster, opts Options) *Env {
 	}
 	// The runtime lists nodes from this informer; register it before the factory starts.
 	c.Factory.Core().V1().Nodes().Informer()
-	h := &handle{c: c, pods: indexer, nodes: opts.NodeSelector}
+	h := &handle{c: c, pods: indexer, nodes: opts.NodeSelector, metrics: opts.MetricsProviders}
 	if h.nodes == nil {
 		h.nodes = labels.Everything()
 	}

@@ -22,6 +22,17 @@ type NodeUsage struct {
 	Usage map[corev1.ResourceName]int64
 	// Percent is Usage in percent of allocatable, for each resource the node has allocatable of.
 	Percent map[corev1.ResourceName]float64
+	// Capacity, when it has a resource, replaces the node's allocatable of it (in milli-units): a
+	// metric that is not a node resource (LowNodeUtilization's MetricResource, out of 100).
+	Capacity map[corev1.ResourceName]int64
+}
+
+// NewNodeUsage returns the NodeUsage of a node whose usage was measured (not summed from requests),
+// with Percent computed.
+func NewNodeUsage(node *corev1.Node, pods []*corev1.Pod, usage, capacity map[corev1.ResourceName]int64, resources []corev1.ResourceName) *NodeUsage {
+	u := &NodeUsage{Node: node, Pods: pods, Usage: usage, Capacity: capacity}
+	u.updatePercent(resources)
+	return u
 }
 
 // PodRequest returns the pod's requests for resources as Kubernetes computes them
@@ -122,6 +133,9 @@ func (u *NodeUsage) updatePercent(resources []corev1.ResourceName) {
 
 // Allocatable returns the node's allocatable of r in milli-units.
 func (u *NodeUsage) Allocatable(r corev1.ResourceName) int64 {
+	if c, ok := u.Capacity[r]; ok {
+		return c
+	}
 	q, ok := u.Node.Status.Allocatable[r]
 	if !ok {
 		return 0
@@ -181,6 +195,14 @@ type Mover struct {
 	Select func(*corev1.Pod) bool
 	// Reason explains an eviction from the node.
 	Reason func(*NodeUsage) string
+	// PodUsage, when set, is what evicting a pod takes off its node and the destinations' capacity
+	// (measured usage) instead of its requests; a pod it fails for is skipped.
+	PodUsage func(context.Context, *corev1.Pod) (map[corev1.ResourceName]int64, error)
+	// Unmeasured: what a pod uses is unknown (a node-level metric), so capacity is checked but not
+	// charged, the source's usage does not change, and MaxPerSource bounds the evictions.
+	Unmeasured bool
+	// MaxPerSource, when positive, bounds the evictions from one source node in one Move.
+	MaxPerSource int
 }
 
 // Move goes through sources in order and, on each, through its candidate pods (those Select and the
@@ -198,21 +220,38 @@ func (m *Mover) Move(ctx context.Context, sources []*NodeUsage, capacity map[cor
 			}
 		}
 		SortByPriorityLowToHigh(pods)
+		evicted := 0
 	podLoop:
 		for _, p := range pods {
-			if !more(src) {
+			if !more(src) || (m.MaxPerSource > 0 && evicted >= m.MaxPerSource) {
 				break
 			}
 			if !slices.ContainsFunc(m.Resources, func(r corev1.ResourceName) bool { return capacity[r] > 0 }) {
 				logger.V(3).Info("No capacity left on the destination nodes")
 				return false
 			}
-			req := PodRequest(p, m.Resources)
+			var req map[corev1.ResourceName]int64
+			switch {
+			case m.Unmeasured:
+			case m.PodUsage != nil:
+				u, err := m.PodUsage(ctx, p)
+				if err != nil {
+					logger.V(3).Info("Pod skipped: its usage is unknown", "pod", klog.KObj(p), "err", err)
+					continue
+				}
+				req = u
+			default:
+				req = PodRequest(p, m.Resources)
+			}
 			if slices.ContainsFunc(m.Resources, func(r corev1.ResourceName) bool { return req[r] > capacity[r] }) {
 				continue
 			}
 			switch Evict(ctx, ev, p, m.Plugin, m.Reason(src)) {
 			case Evicted:
+				evicted++
+				if m.Unmeasured {
+					continue
+				}
 				for _, r := range m.Resources {
 					src.Usage[r] -= req[r]
 					capacity[r] -= req[r]
