@@ -18,7 +18,7 @@ func TestMetricsPolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []descheduler.MetricsProvider{{Source: descheduler.PrometheusMetrics, Prometheus: &descheduler.Prometheus{
-		URL: "https://prometheus-k8s.monitoring.svc:9091",
+		URL:       "https://prometheus-k8s.monitoring.svc:9091",
 		AuthToken: &descheduler.AuthToken{SecretReference: &descheduler.SecretReference{Namespace: "monitoring", Name: "descheduler-prometheus-token"}},
 	}}}
 	if len(p.MetricsProviders) != 1 || *p.MetricsProviders[0].Prometheus.AuthToken.SecretReference != *want[0].Prometheus.AuthToken.SecretReference ||
