@@ -48,6 +48,14 @@ type Prometheus struct {
 	api     promv1.API
 	url     string
 	timeout time.Duration
+	base    http.RoundTripper
+}
+
+// CloseIdleConnections closes the idle connections of the client's transport.
+func (p *Prometheus) CloseIdleConnections() {
+	if c, ok := p.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 // NewPrometheus returns a client; nothing is sent until a query.
@@ -78,7 +86,7 @@ func NewPrometheus(cfg PrometheusConfig) (*Prometheus, error) {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return &Prometheus{api: promv1.NewAPI(c), url: cfg.URL, timeout: timeout}, nil
+	return &Prometheus{api: promv1.NewAPI(c), url: cfg.URL, timeout: timeout, base: base}, nil
 }
 
 func defaultTransport(caFile string) (http.RoundTripper, error) {

@@ -222,7 +222,10 @@ func (mp *metricsProviders) start(ctx context.Context) error {
 }
 
 func (mp *metricsProviders) shutdown() {
-	if mp.prom != nil && mp.prom.secrets != nil {
-		mp.prom.secrets.Shutdown()
+	if mp.prom != nil {
+		if mp.prom.secrets != nil {
+			mp.prom.secrets.Shutdown()
+		}
+		mp.prom.client.CloseIdleConnections()
 	}
 }
