@@ -104,14 +104,23 @@ func TestDeploymentArgsParse(t *testing.T) {
 
 func TestRBACIsLeastPrivilege(t *testing.T) {
 	var cluster *rbacv1.ClusterRole
-	var lease *rbacv1.Role
+	var lease, token *rbacv1.Role
 	for _, o := range objects(t, "rbac.yaml") {
 		switch r := o.(type) {
 		case *rbacv1.ClusterRole:
 			cluster = r
 		case *rbacv1.Role:
-			lease = r
+			switch r.Name {
+			case "accord-descheduler-leader-election":
+				lease = r
+			case "accord-descheduler-prometheus-token":
+				token = r
+			}
 		}
+	}
+	// The Prometheus token Secret: that one Secret, read-only.
+	if token == nil || len(token.Rules) != 1 || len(token.Rules[0].ResourceNames) != 1 || slices.Contains(token.Rules[0].Verbs, "create") {
+		t.Errorf("the Prometheus token Role must grant reading one named Secret: %+v", token)
 	}
 	if cluster == nil || lease == nil {
 		t.Fatal("missing ClusterRole or Role")
@@ -129,6 +138,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		{"policy", "poddisruptionbudgets", "watch"}, {"scheduling.k8s.io", "priorityclasses", "list"},
 		{"scheduling.accord.dev", "clusterscopedresources", "watch"}, {"slo.accord.dev", "nodemetrics", "watch"},
 		{"events.k8s.io", "events", "create"},
+		{"metrics.k8s.io", "nodes", "list"}, {"metrics.k8s.io", "pods", "get"},
 		// The simulated kube-scheduler plugins.
 		{"", "services", "watch"}, {"apps", "replicasets", "watch"}, {"", "persistentvolumeclaims", "watch"},
 		{"storage.k8s.io", "csinodes", "watch"}, {"resource.k8s.io", "resourceclaims", "watch"},
