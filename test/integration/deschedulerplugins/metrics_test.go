@@ -84,6 +84,20 @@ func TestLowNodeUtilizationKubernetesMetrics(t *testing.T) {
 	}
 }
 
+// TestLowNodeUtilizationMetricsServerDeprecated: the deprecated metricsCollector.enabled and
+// metricsUtilization.metricsServer mean the same as the KubernetesMetrics provider and source.
+func TestLowNodeUtilizationMetricsServerDeprecated(t *testing.T) {
+	m := startMetricsAPI(t)
+	c, onA, onB := measuredCluster(t, "lnu-ms", m)
+	c.runPolicy("lownodeutilization-metricsserver.yaml")
+	if got := c.evicted(onA...); len(got) != 0 {
+		t.Fatalf("evicted %v from node a, which only requests call hot", got)
+	}
+	if got := c.evicted(onB...); len(got) != 2 {
+		t.Fatalf("evicted %v from node b, want two pods (80%% -> 50%% measured)", got)
+	}
+}
+
 // TestLowNodeUtilizationKubernetesMetricsDown: with metrics.k8s.io down the plugin skips the
 // cycle: nothing is evicted, though the same cluster with the source up loses two pods.
 func TestLowNodeUtilizationKubernetesMetricsDown(t *testing.T) {

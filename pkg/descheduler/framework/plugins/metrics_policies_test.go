@@ -21,6 +21,14 @@ func TestMetricsUtilizationPolicies(t *testing.T) {
 		t.Fatalf("args = %+v (pods defaults to 100 as with requests)", a)
 	}
 
+	p = load(t, "lownodeutilization-metricsserver.yaml")
+	if p.MetricsCollector == nil || !p.MetricsCollector.Enabled {
+		t.Fatalf("metricsCollector = %+v", p.MetricsCollector)
+	}
+	if a := args(t, p, lownodeutilization.Name).(*lownodeutilization.LowNodeUtilizationArgs); !a.MetricsUtilization.MetricsServer {
+		t.Fatalf("metricsUtilization = %+v", a.MetricsUtilization)
+	}
+
 	p = load(t, "lownodeutilization-prometheus.yaml")
 	prom := p.MetricsProviders[0].Prometheus
 	if p.MetricsProviders[0].Source != descheduler.PrometheusMetrics || prom.URL != "http://prometheus.monitoring.svc:9090" ||
