@@ -341,13 +341,14 @@ func newForbiddenProxy(t *testing.T) *forbiddenProxy {
 		p.mu.Lock()
 		p.n[user]++ // counted when it starts: a watch ends only when its client stops
 		p.mu.Unlock()
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		rp.ServeHTTP(rec, r)
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if rec.status == http.StatusForbidden {
-			p.f = append(p.f, fmt.Sprintf("%s: %s %s", user, r.Method, r.URL.RequestURI()))
-		}
+		// A Forbidden is recorded before its status reaches the client.
+		rp.ServeHTTP(&statusRecorder{ResponseWriter: w, onStatus: func(code int) {
+			if code == http.StatusForbidden {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				p.f = append(p.f, fmt.Sprintf("%s: %s %s", user, r.Method, r.URL.RequestURI()))
+			}
+		}}, r)
 	}))
 	t.Cleanup(p.srv.Close)
 	return p
@@ -387,11 +388,11 @@ func (p *forbiddenProxy) kubeconfig(t *testing.T, dir, name, user string) string
 
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	onStatus func(int)
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
-	r.status = code
+	r.onStatus(code)
 	r.ResponseWriter.WriteHeader(code)
 }
 
