@@ -166,10 +166,10 @@ func TestChartRejectsBadValues(t *testing.T) {
 		values map[string]any
 		field  string
 	}{
-		{map[string]any{"constraints": map[string]any{"missingCRPolicy": "Sometimes"}}, "missingCRPolicy"},
-		{map[string]any{"constraints": map[string]any{"loadAware": map[string]any{"usageThresholds": map[string]any{"cpu": 120}}}}, "usageThresholds"},
-		{map[string]any{"scheduler": map[string]any{"replicas": 0}}, "replicas"},
-		{map[string]any{"descheduler": map[string]any{"deschedulingInterval": "often"}}, "deschedulingInterval"},
+		{map[string]any{"constraints": map[string]any{"missingCRPolicy": "Sometimes"}}, "/constraints/missingCRPolicy"},
+		{map[string]any{"constraints": map[string]any{"loadAware": map[string]any{"usageThresholds": map[string]any{"cpu": 120}}}}, "/constraints/loadAware/usageThresholds/cpu"},
+		{map[string]any{"scheduler": map[string]any{"replicas": 0}}, "/scheduler/replicas"},
+		{map[string]any{"descheduler": map[string]any{"deschedulingInterval": "often"}}, "/descheduler/deschedulingInterval"},
 		{map[string]any{"descheduler": map[string]any{"dryrun": true}}, "dryrun"},
 		{map[string]any{"descheduler": map[string]any{"lowNodeLoad": map[string]any{"lowThresholds": map[string]any{"cpu": 90, "memory": 10}}}}, "descheduler.lowNodeLoad.lowThresholds.cpu"},
 	} {
