@@ -21,8 +21,7 @@ COPY --from=build /accord-descheduler /accord-descheduler
 LABEL org.opencontainers.image.title="accord-descheduler" \
       org.opencontainers.image.version="$VERSION" \
       org.opencontainers.image.revision="$GIT_COMMIT" \
-      org.opencontainers.image.source="https://github.com/accord-sched/accord" \
-      org.opencontainers.image.licenses="Apache-2.0"
+      org.opencontainers.image.source="https://github.com/accord-sched/accord"
 USER 65532:65532
 WORKDIR /
 ENTRYPOINT ["/accord-descheduler"]

@@ -42,7 +42,6 @@ const (
 	LabelVersion  = "org.opencontainers.image.version"
 	LabelRevision = "org.opencontainers.image.revision"
 	LabelSource   = "org.opencontainers.image.source"
-	LabelLicenses = "org.opencontainers.image.licenses"
 	// AnnotationRefName tags the image inside the layout; containerd reads its own annotation.
 	AnnotationRefName   = "org.opencontainers.image.ref.name"
 	AnnotationContainer = "io.containerd.image.name"
@@ -70,7 +69,6 @@ func (s Spec) Labels() map[string]string {
 		LabelVersion:  s.Version,
 		LabelRevision: s.Revision,
 		LabelSource:   s.Source,
-		LabelLicenses: "Apache-2.0",
 	}
 }
 
@@ -244,12 +242,11 @@ COPY --from=build /%[1]s /%[1]s
 LABEL %[3]s="%[1]s" \
       %[4]s="$VERSION" \
       %[5]s="$GIT_COMMIT" \
-      %[6]s="%[7]s" \
-      %[8]s="Apache-2.0"
-USER %[9]s
+      %[6]s="%[7]s"
+USER %[8]s
 WORKDIR /
 ENTRYPOINT ["/%[1]s"]
-`, name, cmd, LabelTitle, LabelVersion, LabelRevision, LabelSource, source, LabelLicenses, User)
+`, name, cmd, LabelTitle, LabelVersion, LabelRevision, LabelSource, source, User)
 }
 
 func main() {
