@@ -207,7 +207,7 @@ func TestKustomize(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := kinds(base)
-	for _, kind := range []string{"CustomResourceDefinition", "ServiceAccount", "ConfigMap", "Deployment", "ClusterRole", "Role", "RoleBinding", "ClusterRoleBinding"} {
+	for _, kind := range []string{"CustomResourceDefinition", "ServiceAccount", "ConfigMap", "Deployment", "PodDisruptionBudget", "ClusterRole", "Role", "RoleBinding", "ClusterRoleBinding"} {
 		if k[kind] == 0 {
 			t.Errorf("the base renders no %s (%v)", kind, k)
 		}
