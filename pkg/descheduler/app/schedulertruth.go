@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -280,9 +281,18 @@ func (t *schedulerTruth) lowNodeLoad(path *field.Path, given map[string]bool, a 
 // the policy does not set differs only when two scheduler profiles disagree with each other.
 func (t *schedulerTruth) contradiction(given bool, schedPath string, want any) string {
 	if given {
-		return fmt.Sprintf("contradicts the scheduler configuration: %s is %v (leave this field out to use the scheduler's value)", schedPath, want)
+		return fmt.Sprintf("contradicts the scheduler configuration: %s is %s (leave this field out to use the scheduler's value)", schedPath, show(want))
 	}
-	return fmt.Sprintf("the scheduler profiles this plugin follows disagree: %s is %v; make them agree, or limit the plugin to one of them", schedPath, want)
+	return fmt.Sprintf("the scheduler profiles this plugin follows disagree: %s is %s; make them agree, or limit the plugin to one of them", schedPath, show(want))
+}
+
+// show prints a value as it reads in a configuration file (maps as JSON objects).
+func show(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(data)
 }
 
 // defaultLowThresholds returns LowNodeLoad's default low thresholds for the resources of high,
