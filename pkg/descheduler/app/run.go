@@ -28,7 +28,6 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
-	"github.com/accord-sched/accord/pkg/descheduler/policy"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 	"github.com/accord-sched/accord/pkg/metricsource"
@@ -118,14 +117,16 @@ func Run(ctx context.Context, cfg Config) error {
 	return runDescheduler(ctx, d, factories, cfg)
 }
 
-// LoadPolicy loads and validates the policy file with the registries opts give, and fills in the
-// schedulerConfigFile of SchedulerSimulation args that leave it empty with schedulerConfigFile.
+// LoadPolicy loads and validates the policy file with the registries opts give. With a
+// schedulerConfigFile, the args the descheduler shares with accord-scheduler follow that
+// configuration (see schedulertruth.go), and the schedulerConfigFile of SchedulerSimulation args that
+// leave it empty is filled in with it.
 func LoadPolicy(policyFile, schedulerConfigFile string, opts ...Option) (*descheduler.DeschedulerPolicy, framework.Registry, error) {
 	reg, args, err := Registries(opts...)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := policy.Load(policyFile, reg, args)
+	p, err := loadPolicyFile(policyFile, schedulerConfigFile, reg, args)
 	if err != nil {
 		return nil, nil, err
 	}
