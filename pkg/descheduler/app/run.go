@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -100,6 +101,8 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// OnReady is called once the informer caches are synced, before the first cycle.
 	OnReady func()
+	// TracerProvider traces cycles, plugin calls and evictions; nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // Run loads the policy and runs the descheduler until ctx ends (or, with DeschedulingInterval 0 and
@@ -183,6 +186,7 @@ func build(ctx context.Context, cfg Config, observer func(evictions.Record)) (*f
 	d, err := fwruntime.New(p, fwruntime.Options{
 		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
 		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: observer,
+		TracerProvider: cfg.TracerProvider,
 	})
 	if err != nil {
 		stopEvents()
