@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -179,7 +181,11 @@ and/or in reaction to cluster events, evicting pods through the Eviction API wit
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return o.Run(cmd.Context(), opts...)
+			// SIGTERM (a Deployment's rollout) ends the run cleanly: the Lease is released and the
+			// last spans are flushed.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return o.Run(ctx, opts...)
 		},
 		Args: cobra.NoArgs,
 	}
