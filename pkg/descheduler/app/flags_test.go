@@ -19,7 +19,7 @@ func TestUpstreamV036FlagsParse(t *testing.T) {
 		"--otel-collector-endpoint=collector:4317", "--otel-transport-ca-cert=/ca.pem", "--otel-service-name=d",
 		"--otel-trace-namespace=ns", "--otel-sample-rate=0.5", "--otel-fallback-no-op-on-error",
 		"--feature-gates=EvictionsInBackground=false", "--logging-format=json", "--log-json-split-stream",
-		"--log-json-info-buffer-size=1Ki", "--permit-port-sharing", "--permit-address-sharing",
+		"--log-json-info-buffer-size=1Ki", "--permit-port-sharing", "--permit-address-sharing", "--vmodule=server=3",
 	}
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatal(err)
@@ -27,7 +27,7 @@ func TestUpstreamV036FlagsParse(t *testing.T) {
 	for flag, want := range map[string]string{
 		"client-connection-kubeconfig": "/etc/kubeconfig", "disable-metrics": "true", "enable-http2": "true",
 		"otel-collector-endpoint": "collector:4317", "otel-sample-rate": "0.5", "otel-trace-namespace": "ns",
-		"otel-fallback-no-op-on-error": "true", "logging-format": "json", "permit-address-sharing": "true",
+		"otel-fallback-no-op-on-error": "true", "logging-format": "json", "permit-address-sharing": "true", "vmodule": "server=3",
 	} {
 		if got := cmd.Flags().Lookup(flag).Value.String(); got != want {
 			t.Errorf("--%s = %s, want %s", flag, got, want)

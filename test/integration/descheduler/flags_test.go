@@ -195,7 +195,7 @@ profiles:
 		"--log-json-info-buffer-size=0",
 		"--log-flush-frequency=1s",
 		"--v=2",
-		// --vmodule (text format only, as upstream) is in TestServingFlags.
+		// --vmodule (text format only, as upstream) is in the runs below.
 	}
 	run := exec(t, bin, args...)
 	var stdout, stderr bytes.Buffer
@@ -282,7 +282,7 @@ profiles:
 	}
 	// An unknown gate is still an error, and so is EvictionsInBackground=true (refused with why).
 	for gate, want := range map[string]string{"NoSuchGate=true": "unrecognized feature gate", "EvictionsInBackground=true": "not supported by accord-descheduler"} {
-		out, err := exec(t, bin, "--policy-config-file="+policy, "--kubeconfig="+kubeconfig, "--feature-gates="+gate).CombinedOutput()
+		out, err := exec(t, bin, "--policy-config-file="+policy, "--kubeconfig="+kubeconfig, "--vmodule=server=3", "--feature-gates="+gate).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), want) {
 			t.Errorf("--feature-gates=%s: err %v, output %q, want an error with %q", gate, err, out, want)
 		}
@@ -326,9 +326,7 @@ profiles:
 			port := freePort(t)
 			cmd := app.NewDeschedulerCommand()
 			cmd.SetArgs(append([]string{"--policy-config-file=" + policy, "--client-connection-kubeconfig=" + kubeconfig,
-				"--descheduling-interval=1h", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
-				// The process applies one logging configuration; both runs give the same.
-				"--vmodule=server=3"}, tc.flags...))
+				"--descheduling-interval=1h", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port)}, tc.flags...))
 			cmd.SetOut(io.Discard)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
