@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -104,6 +105,8 @@ type Config struct {
 	// MetricsCollector tunes the metrics.k8s.io collector of the KubernetesMetrics provider
 	// (defaults: pkg/metricsource; tests shorten the interval).
 	MetricsCollector metricsource.CollectorOptions
+	// TracerProvider traces cycles, plugin calls and evictions; nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // Run loads the policy and runs the descheduler until ctx ends (or, with DeschedulingInterval 0 and
@@ -198,6 +201,7 @@ func build(ctx context.Context, cfg Config, observer func(evictions.Record)) (*f
 		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
 		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: observer,
 		MetricsSources: fwruntime.MetricsOptions{Client: metricsClient, Collector: cfg.MetricsCollector},
+		TracerProvider: cfg.TracerProvider,
 	})
 	if err != nil {
 		stopEvents()
