@@ -425,7 +425,7 @@ func (s *Simulator) predict(ctx context.Context, pod *corev1.Pod) (Prediction, e
 		}
 		diagnosis.NodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unschedulable))))
 	}
-	feasible, evaluated, err := s.filter(ctx, fw, state, candidate, pred.CurrentNode, nodes, &diagnosis)
+	feasible, evaluated, err := s.filter(ctx, fw, state, candidate, pred.CurrentNode, nodes, len(allNodes), &diagnosis)
 	if err != nil {
 		return pred, err
 	}
@@ -476,11 +476,16 @@ func replacementOf(pod *corev1.Pod) *corev1.Pod {
 	return p
 }
 
-// filter runs the Filter plugins over nodes from where the previous prediction stopped, in
-// parallel, until the scheduler's number of feasible nodes to find is reached, as the scheduler's
-// findNodesThatPassFilters does. The pod's current node is always evaluated, so a prediction never
-// misses that it fits where it is.
-func (s *Simulator) filter(ctx context.Context, fw framework.Framework, state fwk.CycleState, pod *corev1.Pod, currentNode string, nodes []fwk.NodeInfo, diagnosis *framework.Diagnosis) ([]fwk.NodeInfo, int, error) {
+// filter runs the Filter plugins over nodes (the snapshot's numAllNodes nodes, or those PreFilter
+// kept) from where the previous prediction stopped, in parallel, until the scheduler's number of
+// feasible nodes to find is reached, as the scheduler's findNodesThatPassFilters does, and advances
+// the start index as findNodesThatFitPod does. kube-scheduler exports neither: this is a copy,
+// pinned to kube-scheduler's own results by TestSamplingMatchesKubeScheduler. kube-scheduler filters
+// with RunFilterPluginsWithNominatedPods, which needs its scheduling queue as the pod nominator; the
+// simulation has no queue, so no nominated pods, and RunFilterPlugins is what that call does without
+// them. The pod's current node is always evaluated, so a prediction never misses that it fits where
+// it is.
+func (s *Simulator) filter(ctx context.Context, fw framework.Framework, state fwk.CycleState, pod *corev1.Pod, currentNode string, nodes []fwk.NodeInfo, numAllNodes int, diagnosis *framework.Diagnosis) ([]fwk.NodeInfo, int, error) {
 	numAll := len(nodes)
 	if numAll == 0 {
 		return nil, 0, nil
@@ -544,7 +549,7 @@ func (s *Simulator) filter(ctx context.Context, fw framework.Framework, state fw
 		diagnosis.NodeToStatus.Set(ni.Node().Name, st)
 		diagnosis.AddPluginStatus(st)
 	}
-	s.nextStart = (start + evaluated) % numAll
+	s.nextStart = (s.nextStart + evaluated) % numAllNodes
 	if !currentSeen && currentNode != "" {
 		for _, ni := range nodes {
 			if ni.Node().Name != currentNode {
