@@ -30,6 +30,10 @@ var processWide = []string{
 // process-wide state of the harness, because the leak check outlives every control plane.
 var apiserverStarters sync.Map
 
+// markAPIServerStarter records the calling goroutine as one that builds a kube-apiserver
+// (localcluster.Options.OnAPIServerBuild).
+func markAPIServerStarter() { apiserverStarters.Store(currentGoroutineID(), true) }
+
 func currentGoroutineID() string {
 	m := headerRE.FindStringSubmatch(string(currentStack()))
 	if m == nil {

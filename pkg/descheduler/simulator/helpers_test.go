@@ -18,6 +18,7 @@ import (
 
 	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+	schedplugins "github.com/accord-sched/accord/pkg/scheduler/plugins"
 )
 
 // testEnv is a Simulator over a fake clientset's informers. Objects given to newTestEnv are in the
@@ -31,8 +32,10 @@ type testEnv struct {
 }
 
 type envOptions struct {
-	config      *schedconfig.KubeSchedulerConfiguration
-	accord      []runtime.Object
+	config *schedconfig.KubeSchedulerConfiguration
+	accord []runtime.Object
+	// plugins replaces accord-scheduler's plugin list (with accord set).
+	plugins     []schedplugins.Descriptor
 	parallelism int
 	// quiet: log through klog's global logger (verbosity 0) instead of the test's.
 	quiet bool
@@ -69,7 +72,7 @@ func newTestEnv(t testing.TB, o envOptions, objs ...any) *testEnv {
 		accordClient := accordfake.NewSimpleClientset(o.accord...)
 		accordFactory = accordinformers.NewSharedInformerFactory(accordClient, 0)
 		opts.AccordInformerFactory = accordFactory
-		opts.OutOfTreeRegistry = AccordRegistry(accordFactory, factory)
+		opts.Plugins = o.plugins
 	}
 	sim, err := New(ctx, opts)
 	if err != nil {

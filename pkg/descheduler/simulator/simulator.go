@@ -42,6 +42,8 @@ import (
 	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+	schedplugins "github.com/accord-sched/accord/pkg/scheduler/plugins"
 )
 
 // DefaultSyncTimeout bounds the wait, before the first snapshot, for the informers the simulator
@@ -67,12 +69,14 @@ type Options struct {
 	Client          clientset.Interface
 	KubeConfig      *rest.Config
 	InformerFactory informers.SharedInformerFactory
-	// AccordInformerFactory, when set, is waited for (as InformerFactory is) before the first
-	// snapshot; use it with AccordRegistry.
+	// AccordInformerFactory is the factory of Accord's CR informers. When set, the simulated
+	// scheduler has accord-scheduler's plugins (Plugins) besides kube-scheduler's in-tree ones, their
+	// stores fed by this factory, and the simulator waits for it (as for InformerFactory) before the
+	// first snapshot. When nil, a configuration that enables an Accord plugin is rejected.
 	AccordInformerFactory accordinformers.SharedInformerFactory
-	// OutOfTreeRegistry holds the plugins kube-scheduler is built with besides its in-tree ones
-	// (for accord-scheduler: AccordRegistry).
-	OutOfTreeRegistry frameworkruntime.Registry
+	// Plugins are the Accord plugins registered with the simulated scheduler; nil means
+	// accord-scheduler's own list, schedplugins.Descriptors().
+	Plugins []schedplugins.Descriptor
 	// Parallelism overrides the configuration's parallelism when positive.
 	Parallelism int
 	// SyncTimeout defaults to DefaultSyncTimeout.
@@ -109,8 +113,10 @@ func (p Prediction) Moves() bool { return p.Feasible && p.Node != p.CurrentNode 
 // Simulator predicts placements with kube-scheduler's framework. It is safe for concurrent use;
 // predictions are serialized.
 type Simulator struct {
-	cache       internalcache.Cache
-	frameworks  map[string]framework.Framework
+	cache      internalcache.Cache
+	frameworks map[string]framework.Framework
+	// crs feeds the Accord plugins' stores; nil without Options.AccordInformerFactory.
+	crs         *crcache.Cache
 	fallback    string
 	percentage  int32
 	syncTimeout time.Duration
@@ -153,7 +159,17 @@ func New(ctx context.Context, opts Options) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := registry(opts.OutOfTreeRegistry)
+	var outOfTree frameworkruntime.Registry
+	var crs *crcache.Cache
+	if opts.AccordInformerFactory != nil {
+		descriptors := opts.Plugins
+		if descriptors == nil {
+			descriptors = schedplugins.Descriptors()
+		}
+		crs = crcache.NewForFactory(opts.AccordInformerFactory)
+		outOfTree = schedplugins.Registry(descriptors, crs)
+	}
+	reg, err := registry(outOfTree)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +189,7 @@ func New(ctx context.Context, opts Options) (*Simulator, error) {
 		cache:       internalcache.New(ctx, nil, feature.DefaultFeatureGate.Enabled(features.GenericWorkload)),
 		snapshot:    internalcache.NewEmptySnapshot(),
 		frameworks:  map[string]framework.Framework{},
+		crs:         crs,
 		fallback:    opts.FallbackProfile,
 		syncTimeout: opts.SyncTimeout,
 		saved:       map[string]framework.NodeInfo{},
@@ -246,6 +263,9 @@ func (s *Simulator) waitSynced(ctx context.Context) error {
 	defer cancel()
 	if !cache.WaitForCacheSync(ctx.Done(), s.nodeReg.HasSynced, s.podReg.HasSynced) {
 		return fmt.Errorf("the node and pod informers did not sync within %s (are the informer factories started?)", s.syncTimeout)
+	}
+	if s.crs != nil && !cache.WaitForCacheSync(ctx.Done(), s.crs.HasSynced) {
+		return fmt.Errorf("the Accord plugins' custom-resource stores did not sync within %s (is the Accord informer factory started?)", s.syncTimeout)
 	}
 	for _, f := range s.factories {
 		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
@@ -405,7 +425,7 @@ func (s *Simulator) predict(ctx context.Context, pod *corev1.Pod) (Prediction, e
 		}
 		diagnosis.NodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unschedulable))))
 	}
-	feasible, evaluated, err := s.filter(ctx, fw, state, candidate, pred.CurrentNode, nodes, &diagnosis)
+	feasible, evaluated, err := s.filter(ctx, fw, state, candidate, pred.CurrentNode, nodes, len(allNodes), &diagnosis)
 	if err != nil {
 		return pred, err
 	}
@@ -456,11 +476,16 @@ func replacementOf(pod *corev1.Pod) *corev1.Pod {
 	return p
 }
 
-// filter runs the Filter plugins over nodes from where the previous prediction stopped, in
-// parallel, until the scheduler's number of feasible nodes to find is reached, as the scheduler's
-// findNodesThatPassFilters does. The pod's current node is always evaluated, so a prediction never
-// misses that it fits where it is.
-func (s *Simulator) filter(ctx context.Context, fw framework.Framework, state fwk.CycleState, pod *corev1.Pod, currentNode string, nodes []fwk.NodeInfo, diagnosis *framework.Diagnosis) ([]fwk.NodeInfo, int, error) {
+// filter runs the Filter plugins over nodes (the snapshot's numAllNodes nodes, or those PreFilter
+// kept) from where the previous prediction stopped, in parallel, until the scheduler's number of
+// feasible nodes to find is reached, as the scheduler's findNodesThatPassFilters does, and advances
+// the start index as findNodesThatFitPod does. kube-scheduler exports neither: this is a copy,
+// pinned to kube-scheduler's own results by TestSamplingMatchesKubeScheduler. kube-scheduler filters
+// with RunFilterPluginsWithNominatedPods, which needs its scheduling queue as the pod nominator; the
+// simulation has no queue, so no nominated pods, and RunFilterPlugins is what that call does without
+// them. The pod's current node is always evaluated, so a prediction never misses that it fits where
+// it is.
+func (s *Simulator) filter(ctx context.Context, fw framework.Framework, state fwk.CycleState, pod *corev1.Pod, currentNode string, nodes []fwk.NodeInfo, numAllNodes int, diagnosis *framework.Diagnosis) ([]fwk.NodeInfo, int, error) {
 	numAll := len(nodes)
 	if numAll == 0 {
 		return nil, 0, nil
@@ -524,7 +549,7 @@ func (s *Simulator) filter(ctx context.Context, fw framework.Framework, state fw
 		diagnosis.NodeToStatus.Set(ni.Node().Name, st)
 		diagnosis.AddPluginStatus(st)
 	}
-	s.nextStart = (start + evaluated) % numAll
+	s.nextStart = (s.nextStart + evaluated) % numAllNodes
 	if !currentSeen && currentNode != "" {
 		for _, ni := range nodes {
 			if ni.Node().Name != currentNode {

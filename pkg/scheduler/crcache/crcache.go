@@ -36,6 +36,9 @@ const DefaultSyncTimeout = time.Minute
 type Cache struct {
 	newClient   func(*rest.Config) (accordclient.Interface, error)
 	syncTimeout time.Duration
+	// external: the factory belongs to the caller, who starts it, waits for it (HasSynced) and shuts
+	// it down.
+	external bool
 
 	mu      sync.Mutex
 	factory accordinformers.SharedInformerFactory
@@ -64,6 +67,27 @@ func NewForClient(client accordclient.Interface) *Cache {
 		newClient:   func(*rest.Config) (accordclient.Interface, error) { return client, nil },
 		syncTimeout: DefaultSyncTimeout,
 	}
+}
+
+// NewForFactory returns a Cache whose stores are fed by factory, an informer factory its caller owns
+// (the descheduler's, for its scheduler simulation). The plugin factories then neither start nor
+// wait for it: the caller starts factory after building the plugins and waits for HasSynced before
+// the first Filter. Shutdown leaves factory alone.
+func NewForFactory(factory accordinformers.SharedInformerFactory) *Cache {
+	return &Cache{factory: factory, external: true, syncTimeout: DefaultSyncTimeout}
+}
+
+// HasSynced reports whether every store handed out so far has seen its informer's initial list.
+func (c *Cache) HasSynced() bool {
+	c.mu.Lock()
+	synced := c.synced
+	c.mu.Unlock()
+	for _, s := range synced {
+		if !s() {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Cache) factoryFor(h fwk.Handle) (accordinformers.SharedInformerFactory, error) {
@@ -125,7 +149,11 @@ func storeFor[T any](ctx context.Context, c *Cache, slot **Store[T], derive func
 	}
 	s := **slot
 	synced := append([]cache.InformerSynced{informer.HasSynced}, c.synced...)
+	external := c.external
 	c.mu.Unlock()
+	if external {
+		return s, nil
+	}
 	if err := c.startAndSync(ctx, f, kind, synced...); err != nil {
 		return Store[T]{}, err
 	}
@@ -149,7 +177,7 @@ func (c *Cache) Shutdown() {
 	c.mu.Lock()
 	f := c.factory
 	c.mu.Unlock()
-	if f != nil {
+	if f != nil && !c.external {
 		f.Shutdown()
 	}
 }

@@ -19,21 +19,21 @@ import (
 	// Registers the plugins' args with kube-scheduler's configuration scheme.
 	_ "github.com/accord-sched/accord/apis/config/scheme"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
-	"github.com/accord-sched/accord/pkg/scheduler/plugins/loadaware"
-	"github.com/accord-sched/accord/pkg/scheduler/plugins/nodecrdresourcefit"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins"
 )
 
 // SchedulerName is the profile name Accord's manifests and samples use; pods opt in with
 // spec.schedulerName: accord-scheduler.
 const SchedulerName = "accord-scheduler"
 
-// PluginOptions registers every Accord plugin with a scheduler. All of them read CRs from cache,
-// which must belong to this one scheduler.
+// PluginOptions registers every Accord plugin (plugins.Descriptors) with a scheduler. All of them
+// read CRs from cache, which must belong to this one scheduler.
 func PluginOptions(cache *crcache.Cache) []app.Option {
-	return []app.Option{
-		app.WithPlugin(nodecrdresourcefit.Name, nodecrdresourcefit.NewFactory(cache)),
-		app.WithPlugin(loadaware.Name, loadaware.NewFactory(cache)),
+	var opts []app.Option
+	for _, d := range plugins.Descriptors() {
+		opts = append(opts, app.WithPlugin(d.Name, d.Factory(cache)))
 	}
+	return opts
 }
 
 // NewSchedulerCommand returns kube-scheduler's command (all of its flags, --config included) with

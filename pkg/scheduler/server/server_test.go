@@ -11,9 +11,12 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins"
 )
 
-func TestPluginOptionsRegisterBothPlugins(t *testing.T) {
+// TestPluginOptionsRegisterEveryDescriptor: accord-scheduler registers exactly the plugins of
+// plugins.Descriptors.
+func TestPluginOptionsRegisterEveryDescriptor(t *testing.T) {
 	registry := frameworkruntime.Registry{}
 	for _, opt := range PluginOptions(crcache.New()) {
 		if err := opt(registry); err != nil {
@@ -25,8 +28,13 @@ func TestPluginOptionsRegisterBothPlugins(t *testing.T) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	if !slices.Equal(names, []string{"LoadAware", "NodeCRDResourceFit"}) {
-		t.Fatalf("registered %v", names)
+	var want []string
+	for _, d := range plugins.Descriptors() {
+		want = append(want, d.Name)
+	}
+	slices.Sort(want)
+	if !slices.Equal(names, want) || !slices.Contains(names, "LoadAware") || !slices.Contains(names, "NodeCRDResourceFit") {
+		t.Fatalf("registered %v, want %v", names, want)
 	}
 }
 

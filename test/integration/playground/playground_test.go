@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/accord-sched/accord/pkg/playground"
 	"github.com/accord-sched/accord/test/harness"
-	"github.com/accord-sched/accord/test/playground"
 )
 
 func TestMain(m *testing.M) { harness.MainCheckingLeaks(m) }

@@ -134,7 +134,6 @@ func NewWithClock(args *SchedulerSimulationArgs, h framework.Handle, c clock.Pas
 	}
 	if af := h.AccordInformerFactory(); af != nil {
 		opts.AccordInformerFactory = af
-		opts.OutOfTreeRegistry = simulator.AccordRegistry(af, h.SharedInformerFactory())
 	}
 	sim, err := simulator.New(ctx, opts)
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package playground is what `make run` starts: a local Accord cluster in one process. It brings up
-// the harness control plane (etcd, kube-apiserver, workload controllers, node simulator), creates the
-// sample nodes, ClusterScopedResources and NodeMetrics from manifests/samples, keeps the NodeMetrics
+// the control plane of pkg/localcluster (etcd, kube-apiserver, workload controllers, node simulator),
+// creates the sample nodes, ClusterScopedResources and NodeMetrics from manifests/samples, keeps the NodeMetrics
 // fresh with a simulated reporter, and writes a kubeconfig for kubectl.
 package playground
 
@@ -24,8 +24,8 @@ import (
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/manifests"
 	deschedapp "github.com/accord-sched/accord/pkg/descheduler/app"
+	"github.com/accord-sched/accord/pkg/localcluster"
 	schedserver "github.com/accord-sched/accord/pkg/scheduler/server"
-	"github.com/accord-sched/accord/test/harness"
 )
 
 // SampleFiles are the files of manifests/samples the playground applies before its schedulers start.
@@ -51,7 +51,7 @@ type Options struct {
 
 // Playground is a running local cluster.
 type Playground struct {
-	Env *harness.Env
+	Env *localcluster.Cluster
 	// Kubeconfig is the path of the admin kubeconfig.
 	Kubeconfig string
 	// Nodes are the names of the sample nodes.
@@ -85,7 +85,7 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 	}
 
 	start := time.Now()
-	env, err := harness.Start(ctx, harness.Options{})
+	env, err := localcluster.Start(ctx, localcluster.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
-	"github.com/accord-sched/accord/test/harness"
+	"github.com/accord-sched/accord/pkg/localcluster"
 )
 
 // BaselineUsageAnnotation holds, as a JSON ResourceList, the usage the reporter attributes to a node
@@ -27,7 +27,7 @@ const defaultReportInterval = 10 * time.Second
 // metricReporter plays the node agent that fills NodeMetric status: usage = baseline + the requests
 // of the pods running on the node.
 type metricReporter struct {
-	env  *harness.Env
+	env  *localcluster.Cluster
 	tick time.Duration
 }
 

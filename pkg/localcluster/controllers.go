@@ -1,4 +1,4 @@
-package harness
+package localcluster
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // as in a real cluster. The returned function stops them and waits for them.
 func startWorkloadControllers(ctx context.Context, cfg *rest.Config) (func(), error) {
 	cfg = rest.CopyConfig(cfg)
-	cfg.UserAgent = "accord-harness-controllers"
+	cfg.UserAgent = "accord-localcluster-controllers"
 	cfg.QPS, cfg.Burst = 500, 1000
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

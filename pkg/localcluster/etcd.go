@@ -1,4 +1,4 @@
-package harness
+package localcluster
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 )
 
 // startEtcd runs etcd in this process, on loopback ports, with its data in dir. fsync is off: the
-// data is thrown away with the harness.
+// data is thrown away with the cluster.
 func startEtcd(dir string) (*embed.Etcd, string, error) {
 	clientURL, err := freeLoopbackURL()
 	if err != nil {
@@ -21,7 +21,7 @@ func startEtcd(dir string) (*embed.Etcd, string, error) {
 		return nil, "", err
 	}
 	cfg := embed.NewConfig()
-	cfg.Name = "accord-harness"
+	cfg.Name = "accord-localcluster"
 	cfg.Dir = dir
 	cfg.UnsafeNoFsync = true
 	cfg.LogLevel = "error"

@@ -10,11 +10,11 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"github.com/accord-sched/accord/test/harness"
+	"github.com/accord-sched/accord/pkg/localcluster"
 )
 
 // watchPods logs what happens to pods, so `make run` shows placements and evictions as they happen.
-func watchPods(ctx context.Context, env *harness.Env, wg *sync.WaitGroup) error {
+func watchPods(ctx context.Context, env *localcluster.Cluster, wg *sync.WaitGroup) error {
 	logger := klog.FromContext(ctx).WithName("pods")
 	factory := informers.NewSharedInformerFactory(env.Client, 0)
 	_, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -1,0 +1,48 @@
+// Package plugins is the one list of accord-scheduler's plugins. accord-scheduler
+// (pkg/scheduler/server) registers exactly these with kube-scheduler, and the descheduler's
+// scheduler simulation (pkg/descheduler/simulator) builds its frameworks from the same list, so a
+// plugin added here is both scheduled with and simulated, with the same factory and args.
+package plugins
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/loadaware"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/nodecrdresourcefit"
+)
+
+// Descriptor describes one scheduler plugin.
+type Descriptor struct {
+	// Name is the plugin's name in the registry and in KubeSchedulerConfiguration profiles.
+	Name string
+	// Factory returns the plugin factory. Every plugin it builds reads Accord's custom resources
+	// from cache, which all the Accord plugins of one scheduler (or of one simulation) share.
+	Factory func(cache *crcache.Cache) frameworkruntime.PluginFactory
+	// Args is an empty value of the internal args type the factory is given (nil for a plugin
+	// without args). The type is registered with kube-scheduler's configuration scheme by
+	// apis/config/scheme and defaulted by apis/config/v1, so a profile that enables the plugin gets
+	// its defaulted args even without a pluginConfig entry.
+	Args runtime.Object
+}
+
+// Descriptors returns accord-scheduler's plugins. The list is built on each call; callers may
+// append to it (tests add plugins of their own).
+func Descriptors() []Descriptor {
+	return []Descriptor{
+		{Name: nodecrdresourcefit.Name, Factory: nodecrdresourcefit.NewFactory, Args: &config.NodeCRDResourceFitArgs{}},
+		{Name: loadaware.Name, Factory: loadaware.NewFactory, Args: &config.LoadAwareArgs{}},
+	}
+}
+
+// Registry returns the out-of-tree registry of the descriptors, their plugins reading Accord's CRs
+// from cache.
+func Registry(descriptors []Descriptor, cache *crcache.Cache) frameworkruntime.Registry {
+	r := make(frameworkruntime.Registry, len(descriptors))
+	for _, d := range descriptors {
+		r[d.Name] = d.Factory(cache)
+	}
+	return r
+}
