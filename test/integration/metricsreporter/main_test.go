@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -20,10 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
-	"github.com/accord-sched/accord/pkg/metricsreporter"
-	"github.com/accord-sched/accord/pkg/metricsreporter/app"
 	"github.com/accord-sched/accord/test/harness"
 	"github.com/accord-sched/accord/test/metricsapi"
+	"github.com/accord-sched/accord/test/reportertest"
 )
 
 var env *harness.Env
@@ -59,44 +56,10 @@ func startMetricsAPI(t *testing.T) *metricsapi.Server {
 	return s
 }
 
-// startReporter runs the reporter in-process with the configuration (YAML after the header) until
-// the test ends.
-func startReporter(t *testing.T, config string) *metricsreporter.Metrics {
+// startReporter runs the reporter in-process until the test ends.
+func startReporter(t *testing.T, config string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte("apiVersion: metricsreporter/v1alpha1\nkind: MetricsReporterConfiguration\n"+config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := metricsreporter.LoadConfigFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := metricsreporter.NewMetrics()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	ready := make(chan struct{})
-	go func() {
-		done <- app.Run(ctx, app.Config{RestConfig: env.Config, Config: cfg, Metrics: m, OnReady: func() { close(ready) }})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("reporter: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("reporter did not stop")
-		}
-	})
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("reporter stopped early: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("reporter not ready")
-	}
-	return m
+	reportertest.Start(t, env.Config, config)
 }
 
 // newNodes creates nodes named <ns>-<name>, labelled for the namespace.
