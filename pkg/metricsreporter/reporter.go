@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -127,6 +128,11 @@ func (r *Reporter) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithValues("source", r.source.Name())
 	logger.Info("Starting the metrics reporter", "samplingPeriod", r.samplingPeriod(), "statistic", r.cfg.Statistic)
 	period := r.samplingPeriod()
+	// A round's writes are rate-limited by the client (5000 nodes at 100 QPS take 50 s): rounds run
+	// beside the sampling, one at a time, so that samples keep their period.
+	var rounds sync.WaitGroup
+	defer rounds.Wait()
+	var inRound atomic.Bool
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Cap: period, Steps: math.MaxInt32}
 	for {
 		delay := period
@@ -138,7 +144,14 @@ func (r *Reporter) Run(ctx context.Context) {
 			logger.Error(err, "Reading usage failed; NodeMetrics are not updated until it succeeds", "retryIn", delay)
 		} else {
 			backoff = wait.Backoff{Duration: time.Second, Factor: 2, Cap: period, Steps: math.MaxInt32}
-			r.Round(ctx)
+			if inRound.CompareAndSwap(false, true) {
+				rounds.Add(1)
+				go func() {
+					defer rounds.Done()
+					defer inRound.Store(false)
+					r.Round(ctx)
+				}()
+			}
 		}
 		select {
 		case <-ctx.Done():
