@@ -54,3 +54,12 @@ func TestDecodeConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestExamples: the README's example files load.
+func TestExamples(t *testing.T) {
+	for _, f := range []string{"examples/metrics-server.yaml", "examples/prometheus.yaml"} {
+		if _, err := LoadConfigFile(f); err != nil {
+			t.Error(err)
+		}
+	}
+}
