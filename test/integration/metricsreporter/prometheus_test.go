@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/accord-sched/accord/apis/metricsreporter/v1alpha1"
 	"github.com/accord-sched/accord/test/harness"
 	"github.com/accord-sched/accord/test/promtest"
 )
@@ -16,7 +18,8 @@ import (
 // TestPrometheus runs the Prometheus source with its default queries (node_exporter's
 // node_cpu_seconds_total and MemTotal/MemAvailable, cAdvisor's container_cpu_usage_seconds_total
 // and container_memory_working_set_bytes) against a real Prometheus scraping a target the test
-// serves: node a's NodeMetric shows 1.5 cores and 4 GiB in use, its pod 0.5 cores and 100 MiB.
+// serves (CPU queries with a 5 s rate window): node a's NodeMetric shows 1.5 cores and 4 GiB in
+// use, its pod 0.5 cores and 100 MiB.
 func TestPrometheus(t *testing.T) {
 	ctx := context.Background()
 	ns := env.CreateNamespace(t, "mr-prom")
@@ -53,7 +56,11 @@ func TestPrometheus(t *testing.T) {
 	t.Cleanup(func() { close(stop); <-done })
 	prom := promtest.Start(t, target.Addr())
 	checkZeros := zeroWatch(t, nodes...)
-	startReporter(t, fmt.Sprintf("samplingPeriodSeconds: 1\ndefaultReportIntervalSeconds: 2\nstatistic: last\nsource:\n  type: Prometheus\n  prometheus:\n    url: %s\n", prom.URL))
+	// The default CPU queries with a 5 s rate window instead of 1 m: rate() divides by the window,
+	// so a 1 m window needs a minute of scrapes before it shows the real rate.
+	short := func(q string) string { return strings.ReplaceAll(q, "[1m]", "[5s]") }
+	startReporter(t, fmt.Sprintf("samplingPeriodSeconds: 1\ndefaultReportIntervalSeconds: 2\nstatistic: last\nsource:\n  type: Prometheus\n  prometheus:\n    url: %s\n    nodeCPUQuery: %q\n    podCPUQuery: %q\n",
+		prom.URL, short(v1alpha1.DefaultNodeCPUQuery), short(v1alpha1.DefaultPodCPUQuery)))
 
 	near := func(q float64, want float64) bool { return math.Abs(q-want) <= 0.1*want }
 	var last string
