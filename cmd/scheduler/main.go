@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"k8s.io/component-base/cli"
+	// --logging-format=json and the --log-json-* flags, as kube-scheduler's own main.
+	_ "k8s.io/component-base/logs/json/register"
 
 	"github.com/accord-sched/accord/pkg/scheduler/server"
 )

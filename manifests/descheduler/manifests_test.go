@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -16,7 +17,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/accord-sched/accord/pkg/descheduler/app"
-	"github.com/accord-sched/accord/pkg/descheduler/policy"
 )
 
 // objects decodes every document of a manifest strictly.
@@ -46,18 +46,25 @@ func objects(t *testing.T, file string) []runtime.Object {
 	return out
 }
 
-func checkPolicy(t *testing.T, name string, data []byte) {
+// checkPolicy loads a policy as accord-descheduler does, given accord-scheduler's configuration
+// (schedulerConfig, may be empty): the args shared with the scheduler come from it.
+func checkPolicy(t *testing.T, name string, data []byte, schedulerConfig string) {
 	t.Helper()
-	reg, args, err := app.Registries()
-	if err != nil {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := policy.Decode(data, args)
+	schedFile := ""
+	if schedulerConfig != "" {
+		schedFile = filepath.Join(dir, "scheduler-config.yaml")
+		if err := os.WriteFile(schedFile, []byte(schedulerConfig), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, _, err := app.LoadPolicy(file, schedFile)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
-	}
-	if errs := policy.Validate(p, reg, args); len(errs) > 0 {
-		t.Fatalf("%s: %v", name, errs)
 	}
 	if p.MaxNoOfPodsToEvictTotal == nil || p.MaxNoOfPodsToEvictPerNode == nil {
 		t.Errorf("%s: shipped policies set explicit limits", name)
@@ -70,12 +77,24 @@ func TestPolicies(t *testing.T) {
 	if !ok || len(objs) != 1 {
 		t.Fatalf("configmap.yaml holds %v", objs)
 	}
-	checkPolicy(t, "configmap.yaml policy.yaml", []byte(cm.Data["policy.yaml"]))
+	// The in-cluster policy leaves the shared args to accord-scheduler's ConfigMap.
+	schedObjs := objects(t, "../scheduler/configmap.yaml")
+	schedCM, ok := schedObjs[0].(*corev1.ConfigMap)
+	if !ok {
+		t.Fatalf("../scheduler/configmap.yaml holds %T", schedObjs[0])
+	}
+	checkPolicy(t, "configmap.yaml policy.yaml", []byte(cm.Data["policy.yaml"]), schedCM.Data["scheduler-config.yaml"])
 	data, err := os.ReadFile("playground-policy.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPolicy(t, "playground-policy.yaml", data)
+	checkPolicy(t, "playground-policy.yaml", data, "")
+	// The playground's policy agrees with the scheduler configuration the playground runs.
+	sched, err := os.ReadFile("../scheduler/config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPolicy(t, "playground-policy.yaml", data, string(sched))
 }
 
 func TestDeploymentArgsParse(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -135,6 +136,7 @@ func TestInClusterManifests(t *testing.T) {
 	var cm *corev1.ConfigMap
 	var sa *corev1.ServiceAccount
 	var dep *appsv1.Deployment
+	var pdb *policyv1.PodDisruptionBudget
 	var clusterRoles []*rbacv1.ClusterRole
 	var roles []*rbacv1.Role
 	var crbs []*rbacv1.ClusterRoleBinding
@@ -148,6 +150,8 @@ func TestInClusterManifests(t *testing.T) {
 				sa = o
 			case *appsv1.Deployment:
 				dep = o
+			case *policyv1.PodDisruptionBudget:
+				pdb = o
 			case *rbacv1.ClusterRole:
 				clusterRoles = append(clusterRoles, o)
 			case *rbacv1.Role:
@@ -161,8 +165,11 @@ func TestInClusterManifests(t *testing.T) {
 			}
 		}
 	}
-	if cm == nil || sa == nil || dep == nil {
-		t.Fatalf("missing ConfigMap (%v), ServiceAccount (%v) or Deployment (%v)", cm != nil, sa != nil, dep != nil)
+	if cm == nil || sa == nil || dep == nil || pdb == nil {
+		t.Fatalf("missing ConfigMap (%v), ServiceAccount (%v), Deployment (%v) or PodDisruptionBudget (%v)", cm != nil, sa != nil, dep != nil, pdb != nil)
+	}
+	if pdb.Namespace != dep.Namespace || pdb.Spec.Selector.MatchLabels["app.kubernetes.io/name"] != dep.Spec.Selector.MatchLabels["app.kubernetes.io/name"] {
+		t.Errorf("the PodDisruptionBudget does not select the Deployment's pods")
 	}
 
 	// The ConfigMap's configuration loads, with leader election on a Lease named after the scheduler.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -28,7 +29,6 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
-	"github.com/accord-sched/accord/pkg/descheduler/policy"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 	"github.com/accord-sched/accord/pkg/metricsource"
@@ -105,6 +105,8 @@ type Config struct {
 	// MetricsCollector tunes the metrics.k8s.io collector of the KubernetesMetrics provider
 	// (defaults: pkg/metricsource; tests shorten the interval).
 	MetricsCollector metricsource.CollectorOptions
+	// TracerProvider traces cycles, plugin calls and evictions; nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // Run loads the policy and runs the descheduler until ctx ends (or, with DeschedulingInterval 0 and
@@ -118,14 +120,16 @@ func Run(ctx context.Context, cfg Config) error {
 	return runDescheduler(ctx, d, factories, cfg)
 }
 
-// LoadPolicy loads and validates the policy file with the registries opts give, and fills in the
-// schedulerConfigFile of SchedulerSimulation args that leave it empty with schedulerConfigFile.
+// LoadPolicy loads and validates the policy file with the registries opts give. With a
+// schedulerConfigFile, the args the descheduler shares with accord-scheduler follow that
+// configuration (see schedulertruth.go), and the schedulerConfigFile of SchedulerSimulation args that
+// leave it empty is filled in with it.
 func LoadPolicy(policyFile, schedulerConfigFile string, opts ...Option) (*descheduler.DeschedulerPolicy, framework.Registry, error) {
 	reg, args, err := Registries(opts...)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := policy.Load(policyFile, reg, args)
+	p, err := loadPolicyFile(policyFile, schedulerConfigFile, reg, args)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -197,6 +201,7 @@ func build(ctx context.Context, cfg Config, observer func(evictions.Record)) (*f
 		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
 		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: observer,
 		MetricsSources: fwruntime.MetricsOptions{Client: metricsClient, Collector: cfg.MetricsCollector},
+		TracerProvider: cfg.TracerProvider,
 	})
 	if err != nil {
 		stopEvents()

@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +28,8 @@ import (
 	componentbaseoptions "k8s.io/component-base/config/options"
 	"k8s.io/component-base/featuregate"
 	logsapi "k8s.io/component-base/logs/api/v1"
+	// --logging-format=json and the --log-json-* flags, as upstream's descheduler.
+	_ "k8s.io/component-base/logs/json/register"
 	"k8s.io/component-base/term"
 	"k8s.io/component-base/version"
 	"k8s.io/component-base/version/verflag"
@@ -44,9 +48,19 @@ type Options struct {
 	DeschedulingInterval time.Duration
 	DryRun               bool
 	EventDriven          bool
-	Kubeconfig           string
-	QPS                  float32
-	Burst                int
+	// Kubeconfig is --kubeconfig (deprecated upstream) and ClientConnectionKubeconfig is
+	// --client-connection-kubeconfig; they name the same setting and may both be given only with
+	// the same value (see kubeconfig).
+	Kubeconfig                 string
+	ClientConnectionKubeconfig string
+	QPS                        float32
+	Burst                      int
+	// DisableMetrics stops serving /metrics (health and readiness are still served).
+	DisableMetrics bool
+	// EnableHTTP2 allows HTTP/2 on the serving endpoint; it is off by default, as upstream, against
+	// HTTP/2 stream-reset floods (CVE-2023-44487).
+	EnableHTTP2 bool
+	Tracing     TracingOptions
 
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
 	SecureServing  *apiserveroptions.SecureServingOptions
@@ -64,6 +78,9 @@ func NewOptions() *Options {
 	if err := logsapi.AddFeatureGates(fg); err != nil {
 		panic(err) // only on a programming error: the gates are static
 	}
+	if err := fg.Add(deschedulerFeatureGates()); err != nil {
+		panic(err) // as above
+	}
 	return &Options{
 		QPS:   50,
 		Burst: 100,
@@ -77,6 +94,7 @@ func NewOptions() *Options {
 			ResourceNamespace: "kube-system",
 		},
 		SecureServing: ss,
+		Tracing:       TracingOptions{ServiceName: DefaultOtelServiceName, SampleRate: 1},
 		Logs:          logsapi.NewLoggingConfiguration(),
 		FeatureGate:   fg,
 	}
@@ -91,9 +109,19 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.DurationVar(&o.DeschedulingInterval, "descheduling-interval", o.DeschedulingInterval, "Time between descheduling cycles; 0 runs one cycle and exits (unless --event-driven).")
 	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Log the evictions instead of performing them; nothing is written to the cluster.")
 	fs.BoolVar(&o.EventDriven, "event-driven", o.EventDriven, "Start the enabled Controller plugins, which evict in reaction to cluster events, and keep running for them.")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig file; empty uses the in-cluster configuration.")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig file; empty uses the in-cluster configuration. Deprecated upstream in favour of --client-connection-kubeconfig, which names the same setting.")
+	fs.StringVar(&o.ClientConnectionKubeconfig, "client-connection-kubeconfig", o.ClientConnectionKubeconfig, "Kubeconfig file; empty uses the in-cluster configuration. Same setting as --kubeconfig: give either, or both with the same value.")
 	fs.Float32Var(&o.QPS, "client-connection-qps", o.QPS, "QPS of the connection to the apiserver.")
 	fs.IntVar(&o.Burst, "client-connection-burst", o.Burst, "Burst of the connection to the apiserver.")
+	fs.BoolVar(&o.DisableMetrics, "disable-metrics", o.DisableMetrics, "Do not serve /metrics (by default served with /healthz and /readyz on --bind-address:--secure-port).")
+	fs.BoolVar(&o.EnableHTTP2, "enable-http2", o.EnableHTTP2, "Allow HTTP/2 on the /metrics, /healthz and /readyz endpoint. Off by default against HTTP/2 stream-reset floods (CVE-2023-44487).")
+	tfs := fss.FlagSet("tracing")
+	tfs.StringVar(&o.Tracing.CollectorEndpoint, "otel-collector-endpoint", o.Tracing.CollectorEndpoint, "OpenTelemetry collector (OTLP/gRPC, host:port) to send traces of cycles, plugin calls and evictions to; empty turns tracing off.")
+	tfs.StringVar(&o.Tracing.TransportCACert, "otel-transport-ca-cert", o.Tracing.TransportCACert, "PEM file with the CA certificate of the collector; when set the connection uses TLS, otherwise plain gRPC.")
+	tfs.StringVar(&o.Tracing.ServiceName, "otel-service-name", o.Tracing.ServiceName, "service.name of the traces.")
+	tfs.StringVar(&o.Tracing.ServiceNamespace, "otel-trace-namespace", o.Tracing.ServiceNamespace, "service.namespace of the traces (none when empty).")
+	tfs.Float64Var(&o.Tracing.SampleRate, "otel-sample-rate", o.Tracing.SampleRate, "Fraction of traces sampled, 0 to 1.")
+	tfs.BoolVar(&o.Tracing.FallbackToNoOp, "otel-fallback-no-op-on-error", o.Tracing.FallbackToNoOp, "When setting up tracing fails (e.g. an unreadable --otel-transport-ca-cert), log it and run without tracing instead of exiting with the error.")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
@@ -114,8 +142,24 @@ func (o *Options) Validate() error {
 	if o.LeaderElection.LeaderElect && o.DeschedulingInterval == 0 && !o.EventDriven {
 		errs = append(errs, errors.New("--leader-elect needs a --descheduling-interval (or --event-driven): a single cycle has nothing to hand over"))
 	}
+	if o.Kubeconfig != "" && o.ClientConnectionKubeconfig != "" && o.Kubeconfig != o.ClientConnectionKubeconfig {
+		errs = append(errs, fmt.Errorf("--kubeconfig=%s and --client-connection-kubeconfig=%s name the same setting; give one", o.Kubeconfig, o.ClientConnectionKubeconfig))
+	}
+	if o.FeatureGate.Enabled(EvictionsInBackground) {
+		errs = append(errs, errEvictionsInBackground)
+	}
+	errs = append(errs, o.Tracing.validate()...)
 	errs = append(errs, o.SecureServing.Validate()...)
 	return errors.Join(errs...)
+}
+
+// kubeconfig is the kubeconfig file --kubeconfig or --client-connection-kubeconfig names (Validate
+// rejects two different ones); empty means the in-cluster configuration.
+func (o *Options) kubeconfig() string {
+	if o.ClientConnectionKubeconfig != "" {
+		return o.ClientConnectionKubeconfig
+	}
+	return o.Kubeconfig
 }
 
 // NewDeschedulerCommand returns the accord-descheduler command with the in-tree plugins and the
@@ -137,7 +181,11 @@ and/or in reaction to cluster events, evicting pods through the Eviction API wit
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return o.Run(cmd.Context(), opts...)
+			// SIGTERM (a Deployment's rollout) ends the run cleanly: the Lease is released and the
+			// last spans are flushed.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return o.Run(ctx, opts...)
 		},
 		Args: cobra.NoArgs,
 	}
@@ -145,7 +193,7 @@ and/or in reaction to cluster events, evicting pods through the Eviction API wit
 	for _, f := range fss.FlagSets {
 		cmd.Flags().AddFlagSet(f)
 	}
-	cmd.AddCommand(newExplainCommand(opts...))
+	cmd.AddCommand(newExplainCommand(opts...), newVersionCommand())
 	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
 	cliflag.SetUsageAndHelpFunc(cmd, fss, cols)
 	return cmd
@@ -162,21 +210,33 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 	logger := klog.FromContext(ctx)
 	logger.Info("Starting accord-descheduler", "version", version.Get().String())
 
-	restCfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	restCfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig())
 	if err != nil {
 		return fmt.Errorf("client configuration: %w", err)
 	}
 	restCfg.QPS, restCfg.Burst = o.QPS, o.Burst
+	// Fail fast on a bad policy, before serving or electing.
+	if _, _, err := LoadPolicy(o.PolicyConfigFile, o.SchedulerConfigFile, opts...); err != nil {
+		return err
+	}
+	tp, err := o.Tracing.newTracerProvider(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// The run's context is done by now; give the last batch of spans its own deadline.
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		if err := tp.Shutdown(sctx); err != nil {
+			logger.Error(err, "Flushing traces")
+		}
+	}()
 	m := metrics.New()
 	var ready atomic.Bool
 	cfg := Config{
 		RestConfig: restCfg, PolicyConfigFile: o.PolicyConfigFile, SchedulerConfigFile: o.SchedulerConfigFile, DeschedulingInterval: o.DeschedulingInterval,
 		DryRun: o.DryRun, EventDriven: o.EventDriven, Plugins: opts, Metrics: m,
-		OnReady: func() { ready.Store(true) },
-	}
-	// Fail fast on a bad policy, before serving or electing.
-	if _, _, err := LoadPolicy(o.PolicyConfigFile, o.SchedulerConfigFile, opts...); err != nil {
-		return err
+		OnReady: func() { ready.Store(true) }, TracerProvider: tp,
 	}
 
 	var leHealth *leaderelection.HealthzAdaptor
@@ -204,6 +264,8 @@ func (o *Options) serve(ctx context.Context, m *metrics.Metrics, ready *atomic.B
 	if err := o.SecureServing.ApplyTo(&info); err != nil {
 		return nil, err
 	}
+	// HTTP/2 only with --enable-http2 (upstream's switch), and never with --disable-http2-serving.
+	info.DisableHTTP2 = info.DisableHTTP2 || !o.EnableHTTP2
 	pathMux := mux.NewPathRecorderMux("accord-descheduler")
 	checks := []healthz.HealthChecker{healthz.PingHealthz}
 	if le != nil {
@@ -216,7 +278,9 @@ func (o *Options) serve(ctx context.Context, m *metrics.Metrics, ready *atomic.B
 		}
 		return nil
 	}))
-	pathMux.Handle("/metrics", m.Handler())
+	if !o.DisableMetrics {
+		pathMux.Handle("/metrics", m.Handler())
+	}
 	_, stopped, err := info.Serve(pathMux, 5*time.Second, ctx.Done())
 	if err != nil {
 		return nil, err

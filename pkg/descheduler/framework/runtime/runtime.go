@@ -24,6 +24,10 @@ import (
 	compmetrics "k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/accord-sched/accord/apis/descheduler"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
@@ -48,6 +52,9 @@ type Options struct {
 	Observer func(evictions.Record)
 	// Metrics reach the policy's metricsProviders (metrics.k8s.io, Prometheus).
 	MetricsSources MetricsOptions
+	// TracerProvider, when set, traces every cycle, every Deschedule/Balance call and every
+	// eviction a plugin asks for (see tracing.go); nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // Profile is a built profile.
@@ -78,6 +85,7 @@ type Descheduler struct {
 	nodes    corelisters.NodeLister
 	synced   []cache.InformerSynced
 	sources  *metricsProviders
+	tracer   trace.Tracer
 }
 
 // New builds every profile of a validated policy: it instantiates each enabled plugin once per
@@ -93,7 +101,11 @@ func New(p *descheduler.DeschedulerPolicy, opts Options) (*Descheduler, error) {
 		return nil, err
 	}
 	nodeInformer := opts.InformerFactory.Core().V1().Nodes()
+	if opts.TracerProvider == nil {
+		opts.TracerProvider = noop.NewTracerProvider()
+	}
 	d := &Descheduler{
+		tracer:  opts.TracerProvider.Tracer(TracerName),
 		limiter: evictions.NewLimiter(evictions.LimitsFromPolicy(p)),
 		metrics: opts.Metrics,
 		nodes:   nodeInformer.Lister(),
@@ -159,7 +171,7 @@ func (d *Descheduler) buildProfile(i int, p *descheduler.DeschedulerPolicy, opts
 		}
 		// Each plugin gets its own Handle whose Evictor names it as the nominator.
 		ph := *h
-		ph.evictor = ev.ForPlugin(name)
+		ph.evictor = &tracedEvictor{Evictor: ev.ForPlugin(name), tracer: d.tracer, profile: cfg.Name, plugin: name}
 		pl, err := factory(argsOf(cfg, name), &ph)
 		if err != nil {
 			return nil, fmt.Errorf("profile %q: building plugin %q: %w", cfg.Name, name, err)
@@ -325,6 +337,8 @@ func (d *Descheduler) WaitForCacheSync(ctx context.Context) bool {
 func (d *Descheduler) RunCycle(ctx context.Context) {
 	start := time.Now()
 	logger := klog.FromContext(ctx)
+	ctx, span := d.tracer.Start(ctx, SpanCycle)
+	defer span.End()
 	d.limiter.Reset()
 	all, err := d.nodes.List(labels.Everything())
 	if err != nil {
@@ -358,7 +372,7 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			d.call(ctx, p.Name, pl.Name(), "deschedule", func(ctx context.Context) *framework.Status { return pl.Deschedule(ctx, nodesOf[i]) })
+			d.call(ctx, p.Name, pl.Name(), opDeschedule, func(ctx context.Context) *framework.Status { return pl.Deschedule(ctx, nodesOf[i]) })
 		}
 	}
 	for i, p := range d.profiles {
@@ -366,17 +380,21 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			d.call(ctx, p.Name, pl.Name(), "balance", func(ctx context.Context) *framework.Status { return pl.Balance(ctx, nodesOf[i]) })
+			d.call(ctx, p.Name, pl.Name(), opBalance, func(ctx context.Context) *framework.Status { return pl.Balance(ctx, nodesOf[i]) })
 		}
 	}
 	d.metrics.CycleDuration.Observe(time.Since(start).Seconds())
 	d.metrics.Cycles.Inc()
+	span.SetAttributes(AttrNodes.Int(len(ready)), AttrEvictions.Int(d.limiter.Total()))
 	logger.V(1).Info("Descheduling cycle done", "duration", time.Since(start), "nodes", len(ready), "evictions", d.limiter.Total())
 }
 
 func (d *Descheduler) call(ctx context.Context, profile, plugin, point string, fn func(context.Context) *framework.Status) {
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "profile", profile, "plugin", plugin, "extensionPoint", point)
 	ctx = klog.NewContext(ctx, logger)
+	ctx, span := d.tracer.Start(ctx, spanName(point, plugin), trace.WithAttributes(
+		AttrProfile.String(profile), AttrPlugin.String(plugin), AttrOperation.String(point)))
+	defer span.End()
 	start := time.Now()
 	status := func() (st *framework.Status) {
 		defer func() {
@@ -391,7 +409,9 @@ func (d *Descheduler) call(ctx context.Context, profile, plugin, point string, f
 		result = "error"
 		d.metrics.PluginFailures.WithLabelValues(plugin, profile, point).Inc()
 		logger.Error(status.AsError(), "Plugin failed; continuing with the others")
+		span.SetStatus(codes.Error, status.AsError().Error())
 	}
+	span.SetAttributes(AttrResult.String(result))
 	d.metrics.PluginDuration.WithLabelValues(plugin, profile, point, result).Observe(time.Since(start).Seconds())
 }
 

@@ -26,8 +26,8 @@ type DefaultEvictorArgs struct {
 	// MissingCRPolicy is what nodeFit makes of a node without a ClusterScopedResource: under Reject
 	// (default) it enables nothing, so no pod that requests a resource fits it; under Ignore the
 	// ClusterScopedResource check passes there, as in the scheduler's NodeCRDResourceFit plugin with
-	// the arg of the same name. Keep it equal to the scheduler's NodeCRDResourceFit missingCRPolicy
-	// (Accord; not an upstream field).
+	// the arg of the same name. With --scheduler-config-file it defaults to the scheduler's
+	// NodeCRDResourceFit missingCRPolicy, and another value is rejected (Accord; not an upstream field).
 	MissingCRPolicy config.MissingCRPolicy `json:"missingCRPolicy,omitempty"`
 	// MinReplicas protects pods whose owner has fewer pods than this.
 	MinReplicas int32 `json:"minReplicas,omitempty"`

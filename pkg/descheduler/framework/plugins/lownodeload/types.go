@@ -15,7 +15,8 @@ type LowNodeLoadArgs struct {
 
 	// HighThresholds is, per resource, the measured usage in percent of allocatable above which a
 	// node is hot. It has the type and meaning of the scheduler LoadAware plugin's usageThresholds:
-	// keep the two equal. With UseDeviationThresholds it is the distance above the mean instead.
+	// with --scheduler-config-file it defaults to it, and another value is rejected. With
+	// UseDeviationThresholds it is the distance above the mean instead.
 	HighThresholds map[corev1.ResourceName]int64 `json:"highThresholds,omitempty"`
 	// LowThresholds is, per resource, the usage in percent of allocatable at or below which a node is
 	// cool (a destination); a node must be under it for every resource. With UseDeviationThresholds it

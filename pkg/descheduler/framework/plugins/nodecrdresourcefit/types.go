@@ -15,7 +15,8 @@ type NodeCRDResourceFitArgs struct {
 
 	// MissingCRPolicy is what a node without a ClusterScopedResource means, exactly as the scheduler
 	// plugin's arg of the same name: Reject (default) makes every pod on it a violator, Ignore makes
-	// none. Keep it equal to the scheduler's value.
+	// none. With --scheduler-config-file it defaults to the scheduler's value, and another value is
+	// rejected.
 	MissingCRPolicy config.MissingCRPolicy `json:"missingCRPolicy,omitempty"`
 	// Namespaces limits the plugin to (include) or keeps it away from (exclude) namespaces.
 	Namespaces *pluginutil.Namespaces `json:"namespaces,omitempty"`
