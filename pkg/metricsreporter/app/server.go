@@ -163,7 +163,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	restCfg.QPS, restCfg.Burst = o.QPS, o.Burst
 	m := metricsreporter.NewMetrics()
-	var ready atomic.Bool
+	var ready, leading atomic.Bool
 	rc := Config{RestConfig: restCfg, Config: cfg, Metrics: m, OnReady: func() { ready.Store(true) }}
 
 	var leHealth *leaderelection.HealthzAdaptor
@@ -171,7 +171,7 @@ func (o *Options) Run(ctx context.Context) error {
 		leHealth = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 	}
 	if o.SecureServing.BindPort != 0 || o.SecureServing.Listener != nil {
-		stopped, err := o.serve(ctx, m, &ready, leHealth)
+		stopped, err := o.serve(ctx, m, &ready, &leading, leHealth)
 		if err != nil {
 			return err
 		}
@@ -180,10 +180,13 @@ func (o *Options) Run(ctx context.Context) error {
 	if !o.LeaderElection.LeaderElect {
 		return Run(ctx, rc)
 	}
-	return o.runWithLeaderElection(ctx, restCfg, leHealth, func(ctx context.Context) error { return Run(ctx, rc) })
+	return o.runWithLeaderElection(ctx, restCfg, leHealth, func(ctx context.Context) error {
+		leading.Store(true)
+		return Run(ctx, rc)
+	})
 }
 
-func (o *Options) serve(ctx context.Context, m *metricsreporter.Metrics, ready *atomic.Bool, le *leaderelection.HealthzAdaptor) (<-chan struct{}, error) {
+func (o *Options) serve(ctx context.Context, m *metricsreporter.Metrics, ready, leading *atomic.Bool, le *leaderelection.HealthzAdaptor) (<-chan struct{}, error) {
 	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
 		return nil, fmt.Errorf("self-signed certificate: %w", err)
 	}
@@ -197,9 +200,10 @@ func (o *Options) serve(ctx context.Context, m *metricsreporter.Metrics, ready *
 		checks = append(checks, le)
 	}
 	healthz.InstallHandler(pathMux, checks...)
-	// A standby replica (not leading) is ready: it serves /metrics and waits for the Lease.
+	// A standby replica (not leading) is ready: it serves /metrics and waits for the Lease. The
+	// reporting replica is ready once its informers have synced.
 	healthz.InstallReadyzHandler(pathMux, healthz.NamedCheck("informer-sync", func(*http.Request) error {
-		if le == nil && !ready.Load() {
+		if (le == nil || leading.Load()) && !ready.Load() {
 			return errors.New("informer caches not synced yet")
 		}
 		return nil
