@@ -49,8 +49,15 @@ func sampleConfig(t *testing.T) string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..", "manifests", "scheduler", "config.yaml")
 }
 
-// startScheduler runs accord-scheduler in-process until the test ends.
+// startScheduler runs accord-scheduler in-process with the sample configuration until the test ends.
 func startScheduler(t *testing.T) {
+	t.Helper()
+	startSchedulerWith(t, sampleConfig(t))
+}
+
+// startSchedulerWith runs accord-scheduler in-process with the KubeSchedulerConfiguration at
+// config (its clientConnection.kubeconfig is replaced) until the test ends.
+func startSchedulerWith(t *testing.T, config string) {
 	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := env.WriteKubeconfig(kubeconfig); err != nil {
@@ -58,7 +65,7 @@ func startScheduler(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- server.RunInProcess(ctx, kubeconfig, sampleConfig(t)) }()
+	go func() { done <- server.RunInProcess(ctx, kubeconfig, config) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

@@ -263,7 +263,7 @@ func (p *Plugin) podRequests(pod *corev1.Pod) corev1.ResourceList {
 
 // PreFilter computes the pod's requests and fixes the cycle's reference time.
 func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	state.Write(stateKey, &preFilterState{now: p.clock.Now(), requests: constraints.AlignRequests(p.podRequests(pod), p.weights)})
+	state.Write(stateKey, p.newState(pod))
 	return nil, nil
 }
 
@@ -271,15 +271,21 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.
 // pretends to add or remove.
 func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
-func stateFrom(state fwk.CycleState) (*preFilterState, *fwk.Status) {
-	return cyclestate.Read[preFilterState](state, stateKey, Name)
+func (p *Plugin) newState(pod *corev1.Pod) *preFilterState {
+	return &preFilterState{now: p.clock.Now(), requests: constraints.AlignRequests(p.podRequests(pod), p.weights)}
+}
+
+// stateFrom returns what PreFilter computed, or computes it when the profile does not run this
+// plugin's PreFilter (enabled at filter and score only).
+func (p *Plugin) stateFrom(state fwk.CycleState, pod *corev1.Pod) (*preFilterState, *fwk.Status) {
+	return cyclestate.ReadOrInit(state, stateKey, Name, func() *preFilterState { return p.newState(pod) })
 }
 
 // Filter rejects a node whose fresh NodeMetric shows a resource's usage over its threshold. A
 // node without a NodeMetric, or with an expired one, always passes. The rejection is
 // UnschedulableAndUnresolvable: preempting pods does not lower measured usage at once.
-func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *corev1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
-	s, st := stateFrom(state)
+func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
+	s, st := p.stateFrom(state, pod)
 	if st != nil {
 		return st
 	}
@@ -300,8 +306,8 @@ func OverThresholdReason(name corev1.ResourceName) string {
 
 // Score prefers lightly used nodes: the weighted mean of each resource's free share once the pod's
 // requests are added to the measured usage, 0-100; a node without a fresh NodeMetric scores 50.
-func (p *Plugin) Score(_ context.Context, state fwk.CycleState, _ *corev1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
-	s, st := stateFrom(state)
+func (p *Plugin) Score(_ context.Context, state fwk.CycleState, pod *corev1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
+	s, st := p.stateFrom(state, pod)
 	if st != nil {
 		return 0, st
 	}

@@ -268,6 +268,14 @@ func TestViewsAgreeWithConstraints(t *testing.T) {
 		if got, _ := p.Score(ctx, state, pod, ni); got != wantScore {
 			t.Errorf("%s: Score = %d, LoadScore = %d", step, got, wantScore)
 		}
+		// Without PreFilter (a profile enabling the plugin at filter and score only): the same.
+		bare := framework.NewCycleState()
+		if got := p.Filter(ctx, bare, pod, ni); got.Code() != s.Code() || got.Message() != s.Message() {
+			t.Errorf("%s: Filter without PreFilter = %v, with = %v", step, got, s)
+		}
+		if got, st := p.Score(ctx, bare, pod, ni); got != wantScore || !st.IsSuccess() {
+			t.Errorf("%s: Score without PreFilter = %d (%v), LoadScore = %d", step, got, st, wantScore)
+		}
 	}
 
 	expect("metric, node not seen by the informer", small, false)

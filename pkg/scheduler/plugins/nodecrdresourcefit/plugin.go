@@ -103,22 +103,28 @@ func (s *preFilterState) Clone() fwk.StateData { return s }
 
 // PreFilter computes the set of resources the pod requests, once per scheduling cycle.
 func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	state.Write(stateKey, &preFilterState{requested: constraints.AppendRequestedResources(make([]corev1.ResourceName, 0, 8), pod)})
+	state.Write(stateKey, newState(pod))
 	return nil, nil
 }
 
 // PreFilterExtensions returns nil: other pods on a node do not change this plugin's verdict.
 func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
-func stateFrom(state fwk.CycleState) (*preFilterState, *fwk.Status) {
-	return cyclestate.Read[preFilterState](state, stateKey, Name)
+func newState(pod *corev1.Pod) *preFilterState {
+	return &preFilterState{requested: constraints.AppendRequestedResources(make([]corev1.ResourceName, 0, 8), pod)}
+}
+
+// stateFrom returns what PreFilter computed, or computes it when the profile does not run this
+// plugin's PreFilter (enabled at filter and score only).
+func stateFrom(state fwk.CycleState, pod *corev1.Pod) (*preFilterState, *fwk.Status) {
+	return cyclestate.ReadOrInit(state, stateKey, Name, func() *preFilterState { return newState(pod) })
 }
 
 // Filter rejects a node whose ClusterScopedResource does not enable a resource the pod requests,
 // naming the resource, and (with missingCRPolicy Reject) a node without a ClusterScopedResource.
 // The rejection is UnschedulableAndUnresolvable: evicting pods cannot change a node's CR.
-func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *corev1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
-	s, st := stateFrom(state)
+func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
+	s, st := stateFrom(state, pod)
 	if st != nil {
 		return st
 	}
@@ -146,8 +152,8 @@ func MissingResourceReason(name corev1.ResourceName) string {
 
 // Score is the node's score for the pod from pkg/constraints: the mean of the CR's scores for the
 // requested resources, 0-100. A node without a CR (let through by missingCRPolicy Ignore) scores 0.
-func (p *Plugin) Score(_ context.Context, state fwk.CycleState, _ *corev1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
-	s, st := stateFrom(state)
+func (p *Plugin) Score(_ context.Context, state fwk.CycleState, pod *corev1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
+	s, st := stateFrom(state, pod)
 	if st != nil {
 		return 0, st
 	}

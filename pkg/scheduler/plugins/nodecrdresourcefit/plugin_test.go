@@ -2,6 +2,7 @@ package nodecrdresourcefit
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -164,34 +165,42 @@ func TestFilterAndScore(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			state := framework.NewCycleState()
-			if _, st, _ := fw.RunPreFilterPlugins(ctx, state, tt.pod); !st.IsSuccess() {
-				t.Fatalf("PreFilter: %v", st)
-			}
-			var passing []fwk.NodeInfo
-			for node, want := range tt.want {
-				ni := nodeInfo(node)
-				st := fw.RunFilterPlugins(ctx, state, tt.pod, ni)
-				if st.Code() != want.code {
-					t.Errorf("%s: Filter code %v (%v), want %v", node, st.Code(), st.Message(), want.code)
-					continue
-				}
-				if want.code != fwk.Success {
-					if st.Message() != want.reason || st.Plugin() != Name {
-						t.Errorf("%s: Filter = %q from %q, want %q from %s", node, st.Message(), st.Plugin(), want.reason, Name)
+			// Without PreFilter too: the seed walkthrough's profile enables the plugin at filter and
+			// score only, and kube-scheduler then never calls its PreFilter.
+			for _, preFilter := range []bool{true, false} {
+				t.Run(fmt.Sprintf("preFilter=%v", preFilter), func(t *testing.T) {
+					state := framework.NewCycleState()
+					if preFilter {
+						if _, st, _ := fw.RunPreFilterPlugins(ctx, state, tt.pod); !st.IsSuccess() {
+							t.Fatalf("PreFilter: %v", st)
+						}
 					}
-					continue
-				}
-				passing = append(passing, ni)
-			}
-			scores, st := fw.RunScorePlugins(ctx, state, tt.pod, passing)
-			if !st.IsSuccess() {
-				t.Fatalf("Score: %v", st)
-			}
-			for _, s := range scores {
-				if want := tt.want[s.Name].score; s.TotalScore != want {
-					t.Errorf("%s: score %d, want %d", s.Name, s.TotalScore, want)
-				}
+					var passing []fwk.NodeInfo
+					for node, want := range tt.want {
+						ni := nodeInfo(node)
+						st := fw.RunFilterPlugins(ctx, state, tt.pod, ni)
+						if st.Code() != want.code {
+							t.Errorf("%s: Filter code %v (%v), want %v", node, st.Code(), st.Message(), want.code)
+							continue
+						}
+						if want.code != fwk.Success {
+							if st.Message() != want.reason || st.Plugin() != Name {
+								t.Errorf("%s: Filter = %q from %q, want %q from %s", node, st.Message(), st.Plugin(), want.reason, Name)
+							}
+							continue
+						}
+						passing = append(passing, ni)
+					}
+					scores, st := fw.RunScorePlugins(ctx, state, tt.pod, passing)
+					if !st.IsSuccess() {
+						t.Fatalf("Score: %v", st)
+					}
+					for _, s := range scores {
+						if want := tt.want[s.Name].score; s.TotalScore != want {
+							t.Errorf("%s: score %d, want %d", s.Name, s.TotalScore, want)
+						}
+					}
+				})
 			}
 			if sig := fw.SignPod(ctx, tt.pod); sig == nil {
 				t.Errorf("the profile signs no pods: the plugin disabled opportunistic batching")
