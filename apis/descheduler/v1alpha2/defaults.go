@@ -9,18 +9,19 @@ const (
 	// DefaultEvictName is the plugin that performs evictions when a profile's evict extension point
 	// names none: the policy/v1 Eviction API.
 	DefaultEvictName = "EvictionAPI"
-	// SchedulerSimulationName is the preEvictionFilter plugin added after DefaultEvictor when
-	// DefaultEvictor is added by default: it admits an eviction only if the scheduler, simulated,
-	// would place the replacement elsewhere (the no-flap guarantee).
+	// SchedulerSimulationName is the preEvictionFilter plugin every profile gets unless it disables
+	// it: it admits an eviction only if the scheduler, simulated, would place the replacement
+	// elsewhere (the no-flap guarantee).
 	SchedulerSimulationName = "SchedulerSimulation"
 )
 
 // SetDefaults_DeschedulerProfile enables DefaultEvictor at the filter and preEvictionFilter extension
 // points of a profile that enables no evictor plugin at either, unless DefaultEvictor is explicitly
-// disabled there, and then SchedulerSimulation after it at preEvictionFilter, unless
-// SchedulerSimulation is disabled there (`preEvictionFilter: {disabled: [SchedulerSimulation]}`).
-// A profile that names its evictor plugins gets exactly those. It names the Eviction-API evictor at
-// the evict extension point when none is.
+// disabled there. SchedulerSimulation (the no-flap guarantee) is enabled at preEvictionFilter, after
+// the profile's own plugins, in every profile — also one that lists its evictor plugins, as upstream
+// policies do — unless it is disabled there by name or by "*"
+// (`preEvictionFilter: {disabled: [SchedulerSimulation]}`). It names the Eviction-API evictor at the
+// evict extension point when none is.
 func SetDefaults_DeschedulerProfile(obj *DeschedulerProfile) {
 	p := &obj.Plugins
 	if len(p.Filter.Enabled) == 0 && len(p.PreEvictionFilter.Enabled) == 0 {
@@ -30,9 +31,11 @@ func SetDefaults_DeschedulerProfile(obj *DeschedulerProfile) {
 		if !slices.Contains(p.PreEvictionFilter.Disabled, DefaultEvictorName) {
 			p.PreEvictionFilter.Enabled = append(p.PreEvictionFilter.Enabled, DefaultEvictorName)
 		}
-		if !slices.Contains(p.PreEvictionFilter.Disabled, SchedulerSimulationName) && !slices.Contains(p.PreEvictionFilter.Disabled, "*") {
-			p.PreEvictionFilter.Enabled = append(p.PreEvictionFilter.Enabled, SchedulerSimulationName)
-		}
+	}
+	if !slices.Contains(p.PreEvictionFilter.Enabled, SchedulerSimulationName) &&
+		!slices.Contains(p.PreEvictionFilter.Disabled, SchedulerSimulationName) &&
+		!slices.Contains(p.PreEvictionFilter.Disabled, "*") {
+		p.PreEvictionFilter.Enabled = append(p.PreEvictionFilter.Enabled, SchedulerSimulationName)
 	}
 	if len(p.Evict.Enabled) == 0 && !slices.Contains(p.Evict.Disabled, DefaultEvictName) {
 		p.Evict.Enabled = append(p.Evict.Enabled, DefaultEvictName)

@@ -3,6 +3,7 @@ package policy_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,8 +223,47 @@ profiles:
 	if e := p.Profiles[1].Plugins.Evict.Enabled; len(e) != 1 {
 		t.Errorf("explicit evict plugin duplicated: %v", e)
 	}
-	if pf := policy.Enabled(&p.Profiles[0].Plugins, policy.PreEvictionFilter); len(pf) != 1 {
+	// Naming the evictor keeps the no-flap guarantee: SchedulerSimulation still runs after it.
+	if pf := policy.Enabled(&p.Profiles[0].Plugins, policy.PreEvictionFilter); !slices.Equal(pf, []string{"DefaultEvictor", "SchedulerSimulation"}) {
 		t.Errorf("profile naming its evictors got preEvictionFilter %v", pf)
+	}
+}
+
+// An upstream policy lists DefaultEvictor at filter and preEvictionFilter itself; SchedulerSimulation
+// stays on for it and is turned off only by disabling it (by name or with "*"), and a profile that
+// places it itself keeps it once, where it put it.
+func TestSchedulerSimulationStaysOnUnlessDisabled(t *testing.T) {
+	p := decode(t, `
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: upstream
+  plugins:
+    filter: {enabled: [DefaultEvictor]}
+    preEvictionFilter: {enabled: [DefaultEvictor]}
+    deschedule: {enabled: [RemovePodsViolatingNodeTaints]}
+- name: by-name
+  plugins:
+    preEvictionFilter: {enabled: [DefaultEvictor], disabled: [SchedulerSimulation]}
+- name: star
+  plugins:
+    filter: {enabled: [DefaultEvictor]}
+    preEvictionFilter: {enabled: [DefaultEvictor], disabled: ["*"]}
+- name: placed
+  plugins:
+    preEvictionFilter: {enabled: [SchedulerSimulation, DefaultEvictor]}
+`)
+	want := map[string][]string{
+		"upstream": {"DefaultEvictor", "SchedulerSimulation"},
+		"by-name":  {"DefaultEvictor"},
+		"star":     {"DefaultEvictor"},
+		"placed":   {"SchedulerSimulation", "DefaultEvictor"},
+	}
+	for i := range p.Profiles {
+		got := policy.Enabled(&p.Profiles[i].Plugins, policy.PreEvictionFilter)
+		if w := want[p.Profiles[i].Name]; !slices.Equal(got, w) {
+			t.Errorf("profile %s: preEvictionFilter %v, want %v", p.Profiles[i].Name, got, w)
+		}
 	}
 }
 

@@ -77,7 +77,7 @@ profiles:
 - name: p
   plugins:
     deschedule: {enabled: [Nominator]}
-    preEvictionFilter: {enabled: [Judge]}
+    preEvictionFilter: {enabled: [Judge], disabled: [SchedulerSimulation]}
 `), plugins.NewInTreeArgs())
 	if err != nil {
 		t.Fatal(err)
