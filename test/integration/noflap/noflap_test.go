@@ -244,7 +244,7 @@ profiles:
       targetThresholds: {cpu: 60, memory: 60, pods: 60}
   plugins:
     balance: {enabled: [LowNodeUtilization]}
-%s`, nsLabel, ns, disabled(simulation))
+%s`, nsLabel, ns, upstreamStyle(simulation))
 	r := runDescheduler(t, ctx, ns, schedCfg, policy)
 	r.source = a
 	r.finalPods = runningByNode(t, ns, "busy")
@@ -256,6 +256,15 @@ func disabled(simulation bool) string {
 		return ""
 	}
 	return "    preEvictionFilter: {disabled: [SchedulerSimulation]}\n"
+}
+
+// upstreamStyle lists the evictor plugins the way upstream policies do (DefaultEvictor at filter and
+// preEvictionFilter, SchedulerSimulation not named): the simulation must stay on all the same.
+func upstreamStyle(simulation bool) string {
+	if simulation {
+		return "    filter: {enabled: [DefaultEvictor]}\n    preEvictionFilter: {enabled: [DefaultEvictor]}\n"
+	}
+	return disabled(false)
 }
 
 // runDescheduler runs accord-descheduler in-process with policy for at least minCycles cycles,
