@@ -72,6 +72,11 @@ func Decode(data []byte, args framework.ArgsTypes) (*descheduler.DeschedulerPoli
 		json.SerializerOptions{Yaml: true, Strict: true})
 	obj, gvk, err := strict.Decode(data, nil, nil)
 	if err != nil {
+		// The legacy strategies-based policy, which current upstream releases no longer read either.
+		if gvk != nil && gvk.Group == v1alpha2.SchemeGroupVersion.Group && gvk.Version == "v1alpha1" {
+			return nil, fmt.Errorf("apiVersion: %s is not supported, as in current upstream descheduler releases: "+
+				"write the policy as %s (its strategies become plugins of a profile)", gvk.GroupVersion(), v1alpha2.SchemeGroupVersion)
+		}
 		return nil, err
 	}
 	versioned, ok := obj.(*v1alpha2.DeschedulerPolicy)

@@ -187,6 +187,14 @@ profiles:
 	}
 }
 
+func TestDecodeNamesTheLegacyVersion(t *testing.T) {
+	_, args := registries(t)
+	_, err := policy.Decode([]byte("apiVersion: descheduler/v1alpha1\nkind: DeschedulerPolicy\nstrategies:\n  RemoveDuplicates: {enabled: true}\n"), args)
+	if err == nil || !strings.Contains(err.Error(), "apiVersion: descheduler/v1alpha1 is not supported") || !strings.Contains(err.Error(), "descheduler/v1alpha2") {
+		t.Fatalf("v1alpha1 policy: got %v, want an error naming both versions", err)
+	}
+}
+
 func TestDecodeRejectsOtherVersions(t *testing.T) {
 	_, args := registries(t)
 	for _, doc := range []string{
