@@ -8,10 +8,10 @@ import (
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 )
 
-// Load is a NodeMetric compiled for repeated checks: its update time and its node usage as a short
-// list of numbers. A scheduler checks one NodeMetric against every pod it places, so it builds the
-// Load once per metric version (NewLoad allocates) and then answers Check and Score without
-// parsing quantities. The answers are exactly those of CheckLoad and LoadScore on the NodeMetric.
+// Load is a NodeMetric parsed once: its update time and its node usage as a short list of numbers.
+// A scheduler checks one NodeMetric against every pod it places, so it builds the Load once per
+// metric version (NewLoad allocates) and compiles it per node with NewNodeLoad, which holds the one
+// definition of the load check and score.
 type Load struct {
 	// updated is the metric's UpdateTime in Unix nanoseconds, valid when hasUpdated.
 	updated    int64
@@ -39,12 +39,9 @@ func NewLoad(metric *slov1alpha1.NodeMetric) *Load {
 	return l
 }
 
-// Fresh is MetricFresh for the compiled metric.
+// Fresh is MetricFresh for the parsed metric.
 func (l *Load) Fresh(now time.Time, maxAge time.Duration) bool {
-	if l == nil || !l.hasUpdated {
-		return false
-	}
-	return maxAge <= 0 || now.UnixNano()-l.updated <= int64(maxAge)
+	return l != nil && l.hasUpdated && fresh(l.updated, now, maxAge)
 }
 
 func (l *Load) used(name corev1.ResourceName) (float64, bool) {
@@ -56,91 +53,22 @@ func (l *Load) used(name corev1.ResourceName) (float64, bool) {
 	return 0, false
 }
 
-// Check is CheckLoad for the compiled metric.
-func (l *Load) Check(allocatable corev1.ResourceList, thresholds []ResourceThreshold, now time.Time, maxAge time.Duration) LoadCheck {
-	if !l.Fresh(now, maxAge) {
-		return LoadCheck{Stale: true}
-	}
-	return l.check(allocatable, thresholds)
-}
-
-// check is Check for a metric known to be fresh.
-func (l *Load) check(allocatable corev1.ResourceList, thresholds []ResourceThreshold) LoadCheck {
-	for _, t := range thresholds {
-		if t.Percent <= 0 {
-			continue
-		}
-		used, ok := l.used(t.Name)
-		if !ok {
-			continue
-		}
-		alloc, ok := allocatable[t.Name]
-		if !ok {
-			continue
-		}
-		a := alloc.AsApproximateFloat64()
-		if a <= 0 {
-			continue
-		}
-		if pct := used * 100 / a; pct > float64(t.Percent) {
-			return LoadCheck{Overloaded: true, Resource: t.Name, UsagePercent: int64(pct), ThresholdPercent: t.Percent}
-		}
-	}
-	return LoadCheck{}
-}
-
-// Score is LoadScore for the compiled metric, with the pod's requests given as numbers aligned
-// with weights (podRequests[i] is the request for weights[i].Name; nil for none), as
-// AlignRequests computes them once per pod.
-func (l *Load) Score(allocatable corev1.ResourceList, podRequests []float64, weights []ResourceWeight, now time.Time, maxAge time.Duration) int64 {
-	if !l.Fresh(now, maxAge) {
-		return NeutralLoadScore
-	}
-	var sum, total int64
-	for i, w := range weights {
-		if w.Weight <= 0 {
-			continue
-		}
-		alloc, ok := allocatable[w.Name]
-		if !ok {
-			continue
-		}
-		a := alloc.AsApproximateFloat64()
-		if a <= 0 {
-			continue
-		}
-		used, _ := l.used(w.Name)
-		var req float64
-		if i < len(podRequests) {
-			req = podRequests[i]
-		}
-		sum += w.Weight * freeShare(a, used, req)
-		total += w.Weight
-	}
-	if total == 0 {
-		return NeutralLoadScore
-	}
-	return sum / total
-}
-
 // freeShare is a resource's free share, 0..100, once a pod's request joins the measured usage:
 // 100 * (allocatable - (usage + request)) / allocatable, rounded toward zero and clamped.
 func freeShare(alloc, used, req float64) int64 {
 	return clamp(int64((alloc-(used+req))*100/alloc), 0, MaxLoadScore)
 }
 
-// NodeLoad is a Load compiled further, against one node's allocatable and one list of thresholds
-// and weights (a scheduler profile's): the answer Check gives while the metric is fresh, and for
-// each weighted resource the node's allocatable and measured usage as numbers. A scheduler keeps
-// one per node, rebuilt when the node's NodeMetric or its Node changes (NewNodeLoad allocates), so
-// that Filter is a freshness test and Score a few arithmetic operations per weighted resource;
-// neither allocates nor looks anything up.
+// NodeLoad is the one definition of a node's load check and load score: a Load compiled against one
+// node's allocatable and one list of thresholds and weights (a scheduler profile's). It holds the
+// answer Check gives while the metric is fresh, and for each weighted resource the node's
+// allocatable and measured usage as numbers. A scheduler keeps one per node, rebuilt when the node's
+// NodeMetric or its Node changes (NewNodeLoad allocates), so that Filter is a freshness test and Score
+// a few arithmetic operations per weighted resource; neither allocates nor looks anything up.
+// CheckLoad and LoadScore, which take the NodeMetric itself, are derived from it.
 //
-// Freshness is still judged at the time of each call, from the metric's update time: a metric
-// that expires after the NodeLoad was built is treated as expired, exactly as by Load.
-//
-// Its answers are exactly those of Load.Check and Load.Score (and so of CheckLoad and LoadScore)
-// with the same allocatable, thresholds and weights.
+// Freshness is judged at the time of each call, from the metric's update time: a metric that expires
+// after the NodeLoad was built is treated as expired.
 type NodeLoad struct {
 	updated    int64
 	hasUpdated bool
@@ -162,21 +90,38 @@ type resourceShare struct {
 
 // NewNodeLoad compiles l against a node's allocatable, thresholds and weights. A nil Load (no
 // metric) gives nil, which Check and Score treat as a missing metric.
+//
+// The check: for each threshold, in order, the node is overloaded as soon as the measured usage of
+// the resource is strictly above Percent percent of its allocatable; a threshold of zero or less, or a
+// resource without usage or without positive allocatable, is not checked.
 func NewNodeLoad(l *Load, allocatable corev1.ResourceList, thresholds []ResourceThreshold, weights []ResourceWeight) *NodeLoad {
 	if l == nil {
 		return nil
 	}
-	n := &NodeLoad{updated: l.updated, hasUpdated: l.hasUpdated, check: l.check(allocatable, thresholds)}
+	n := &NodeLoad{updated: l.updated, hasUpdated: l.hasUpdated}
+	for _, t := range thresholds {
+		if t.Percent <= 0 {
+			continue
+		}
+		used, ok := l.used(t.Name)
+		if !ok {
+			continue
+		}
+		a, ok := positive(allocatable, t.Name)
+		if !ok {
+			continue
+		}
+		if pct := used * 100 / a; pct > float64(t.Percent) {
+			n.check = LoadCheck{Overloaded: true, Resource: t.Name, UsagePercent: int64(pct), ThresholdPercent: t.Percent}
+			break
+		}
+	}
 	for i, w := range weights {
 		if w.Weight <= 0 {
 			continue
 		}
-		alloc, ok := allocatable[w.Name]
+		a, ok := positive(allocatable, w.Name)
 		if !ok {
-			continue
-		}
-		a := alloc.AsApproximateFloat64()
-		if a <= 0 {
 			continue
 		}
 		used, _ := l.used(w.Name)
@@ -186,15 +131,23 @@ func NewNodeLoad(l *Load, allocatable corev1.ResourceList, thresholds []Resource
 	return n
 }
 
-// Fresh is Load.Fresh for the compiled metric.
-func (n *NodeLoad) Fresh(now time.Time, maxAge time.Duration) bool {
-	if n == nil || !n.hasUpdated {
-		return false
+// positive is the node's allocatable of name as a number, when it has a positive one.
+func positive(allocatable corev1.ResourceList, name corev1.ResourceName) (float64, bool) {
+	q, ok := allocatable[name]
+	if !ok {
+		return 0, false
 	}
-	return maxAge <= 0 || now.UnixNano()-n.updated <= int64(maxAge)
+	a := q.AsApproximateFloat64()
+	return a, a > 0
 }
 
-// Check is Load.Check with the node's allocatable and the thresholds NewNodeLoad was given.
+// Fresh is MetricFresh for the compiled metric.
+func (n *NodeLoad) Fresh(now time.Time, maxAge time.Duration) bool {
+	return n != nil && n.hasUpdated && fresh(n.updated, now, maxAge)
+}
+
+// Check reports whether the node is over the thresholds NewNodeLoad was given; a missing or expired
+// metric is never overloaded and gives Stale (see CheckLoad).
 func (n *NodeLoad) Check(now time.Time, maxAge time.Duration) LoadCheck {
 	if !n.Fresh(now, maxAge) {
 		return LoadCheck{Stale: true}
@@ -202,8 +155,8 @@ func (n *NodeLoad) Check(now time.Time, maxAge time.Duration) LoadCheck {
 	return n.check
 }
 
-// Score is Load.Score with the node's allocatable and the weights NewNodeLoad was given;
-// podRequests are aligned with those weights (AlignRequests).
+// Score is the node's load score with the pod on it (see LoadScore) for the weights NewNodeLoad was
+// given; podRequests are aligned with those weights (AlignRequests).
 func (n *NodeLoad) Score(podRequests []float64, now time.Time, maxAge time.Duration) int64 {
 	if !n.Fresh(now, maxAge) || n.total == 0 {
 		return NeutralLoadScore
@@ -220,7 +173,7 @@ func (n *NodeLoad) Score(podRequests []float64, now time.Time, maxAge time.Durat
 }
 
 // AlignRequests returns the pod's requests (from a computed request list, e.g. component-helpers'
-// PodRequests) as numbers aligned with weights, for Load.Score. It allocates once.
+// PodRequests) as numbers aligned with weights, for NodeLoad.Score. It allocates once.
 func AlignRequests(requests corev1.ResourceList, weights []ResourceWeight) []float64 {
 	out := make([]float64, len(weights))
 	for i, w := range weights {

@@ -37,10 +37,13 @@ func MetricFresh(metric *slov1alpha1.NodeMetric, now time.Time, maxAge time.Dura
 	if metric == nil || metric.Status.UpdateTime == nil {
 		return false
 	}
-	if maxAge <= 0 {
-		return true
-	}
-	return now.Sub(metric.Status.UpdateTime.Time) <= maxAge
+	return fresh(metric.Status.UpdateTime.UnixNano(), now, maxAge)
+}
+
+// fresh is the one freshness rule: an update at updated (Unix nanoseconds) is fresh at now when
+// maxAge is zero or less, or when it is at most maxAge old.
+func fresh(updated int64, now time.Time, maxAge time.Duration) bool {
+	return maxAge <= 0 || now.UnixNano()-updated <= int64(maxAge)
 }
 
 // LoadCheck is the outcome of CheckLoad.
@@ -64,32 +67,14 @@ type LoadCheck struct {
 //
 // A missing or expired metric (see MetricFresh) never makes a node overloaded: without a current
 // measurement the node is given the benefit of the doubt, and the result has Stale set.
+//
+// It is NodeLoad.Check on the metric compiled for this node (the one definition, in
+// compiledload.go); a caller that checks one metric many times keeps the NodeLoad instead.
 func CheckLoad(metric *slov1alpha1.NodeMetric, allocatable corev1.ResourceList, thresholds []ResourceThreshold, now time.Time, maxAge time.Duration) LoadCheck {
 	if !MetricFresh(metric, now, maxAge) {
 		return LoadCheck{Stale: true}
 	}
-	for _, t := range thresholds {
-		if t.Percent <= 0 {
-			continue
-		}
-		alloc, ok := allocatable[t.Name]
-		if !ok {
-			continue
-		}
-		used, ok := metric.Status.NodeUsage[t.Name]
-		if !ok {
-			continue
-		}
-		a := alloc.AsApproximateFloat64()
-		if a <= 0 {
-			continue
-		}
-		pct := used.AsApproximateFloat64() * 100 / a
-		if pct > float64(t.Percent) {
-			return LoadCheck{Overloaded: true, Resource: t.Name, UsagePercent: int64(pct), ThresholdPercent: t.Percent}
-		}
-	}
-	return LoadCheck{}
+	return NewNodeLoad(NewLoad(metric), allocatable, thresholds, nil).Check(now, maxAge)
 }
 
 // LoadScore rates how lightly loaded a node would be with the pod on it, from 0 (full) to 100
@@ -102,35 +87,12 @@ func CheckLoad(metric *slov1alpha1.NodeMetric, allocatable corev1.ResourceList, 
 // down. Resources with a weight of zero or less, or without allocatable on the node, are left out.
 //
 // A missing or expired metric, or weights that leave every resource out, give NeutralLoadScore.
+//
+// It is NodeLoad.Score on the metric compiled for this node, with the requests aligned by
+// AlignRequests.
 func LoadScore(metric *slov1alpha1.NodeMetric, allocatable, podRequests corev1.ResourceList, weights []ResourceWeight, now time.Time, maxAge time.Duration) int64 {
 	if !MetricFresh(metric, now, maxAge) {
 		return NeutralLoadScore
 	}
-	var sum, total int64
-	for _, w := range weights {
-		if w.Weight <= 0 {
-			continue
-		}
-		alloc, ok := allocatable[w.Name]
-		if !ok {
-			continue
-		}
-		a := alloc.AsApproximateFloat64()
-		if a <= 0 {
-			continue
-		}
-		var used, req float64
-		if q, ok := metric.Status.NodeUsage[w.Name]; ok {
-			used = q.AsApproximateFloat64()
-		}
-		if q, ok := podRequests[w.Name]; ok {
-			req = q.AsApproximateFloat64()
-		}
-		sum += w.Weight * freeShare(a, used, req)
-		total += w.Weight
-	}
-	if total == 0 {
-		return NeutralLoadScore
-	}
-	return sum / total
+	return NewNodeLoad(NewLoad(metric), allocatable, nil, weights).Score(AlignRequests(podRequests, weights), now, maxAge)
 }

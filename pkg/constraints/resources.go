@@ -80,17 +80,6 @@ func EnablesAll(csr *schedv1alpha1.ClusterScopedResource, requested []corev1.Res
 	return !missing
 }
 
-// AppendMissingResources appends to dst every name in requested that the ClusterScopedResource
-// does not enable, in the order of requested, and returns the extended slice.
-func AppendMissingResources(dst []corev1.ResourceName, csr *schedv1alpha1.ClusterScopedResource, requested []corev1.ResourceName) []corev1.ResourceName {
-	for _, name := range requested {
-		if !Enabled(csr, name) {
-			dst = append(dst, name)
-		}
-	}
-	return dst
-}
-
 // ResourceScore returns the ClusterScopedResource's score for one resource, clamped to 0..100: a
 // resource absent from ResourcesScore, a negative score and a nil ClusterScopedResource all count
 // 0, a score above 100 counts 100.

@@ -220,44 +220,44 @@ func resourceVersionAtLeast(cur, want string) bool {
 
 func compileOffer(csr *schedv1alpha1.ClusterScopedResource) any { return constraints.NewOffer(csr) }
 
-// OfferOf returns the node's ClusterScopedResource and its compiled Offer from a store filled by a
-// Cache; for a store filled otherwise (tests) it compiles the Offer on the spot. Both are nil when the
+// OfferOf returns the node's ClusterScopedResource and its compiled Offer; both are nil when the
 // node has no ClusterScopedResource.
 func OfferOf(s Store[schedv1alpha1.ClusterScopedResource], node string) (*schedv1alpha1.ClusterScopedResource, *constraints.Offer) {
 	csr, d := s.GetDerived(node)
-	if csr == nil {
-		return nil, nil
-	}
-	if o, ok := d.(*constraints.Offer); ok {
-		return csr, o
-	}
-	return csr, constraints.NewOffer(csr)
+	o, _ := d.(*constraints.Offer)
+	return csr, o
 }
 
-// NewCompiledStore returns an empty ClusterScopedResource store that compiles each CR's Offer as
-// it is put, as a Cache's store does; for tests and benchmarks.
-func NewCompiledStore() Store[schedv1alpha1.ClusterScopedResource] {
-	return newStore(compileOffer, true)
+// NewOfferStore returns a ClusterScopedResource store holding objs that compiles each CR's Offer as
+// it is put, as a Cache's store does (nil objs are skipped); for tests and benchmarks, which then Put and Remove.
+func NewOfferStore(objs ...*schedv1alpha1.ClusterScopedResource) Store[schedv1alpha1.ClusterScopedResource] {
+	s := newStore(compileOffer, true)
+	for _, o := range objs {
+		if o != nil {
+			s.Put(o)
+		}
+	}
+	return s
 }
 
 func compileLoad(m *slov1alpha1.NodeMetric) any { return constraints.NewLoad(m) }
 
-// LoadOf returns the node's NodeMetric and its compiled Load from a store filled by a Cache; for a
-// store filled otherwise (tests) it compiles the Load on the spot. Both are nil when the node has
-// no NodeMetric.
+// LoadOf returns the node's NodeMetric and its compiled Load; both are nil when the node has no
+// NodeMetric.
 func LoadOf(s Store[slov1alpha1.NodeMetric], node string) (*slov1alpha1.NodeMetric, *constraints.Load) {
 	m, d := s.GetDerived(node)
-	if m == nil {
-		return nil, nil
-	}
-	if l, ok := d.(*constraints.Load); ok {
-		return m, l
-	}
-	return m, constraints.NewLoad(m)
+	l, _ := d.(*constraints.Load)
+	return m, l
 }
 
-// NewCompiledMetricStore returns an empty NodeMetric store that compiles each metric's Load as it
-// is put, as a Cache's store does; for tests and benchmarks.
-func NewCompiledMetricStore() Store[slov1alpha1.NodeMetric] {
-	return newStore(compileLoad, false)
+// NewLoadStore returns a NodeMetric store holding objs that compiles each metric's Load as it is
+// put, as a Cache's store does (nil objs are skipped); for tests and benchmarks, which then Put and Remove.
+func NewLoadStore(objs ...*slov1alpha1.NodeMetric) Store[slov1alpha1.NodeMetric] {
+	s := newStore(compileLoad, false)
+	for _, o := range objs {
+		if o != nil {
+			s.Put(o)
+		}
+	}
+	return s
 }

@@ -119,7 +119,7 @@ func TestAwaitResourceVersion(t *testing.T) {
 // TestStoreWatch: a watcher first sees every stored object, then each Put and Remove, in order,
 // with the derived value.
 func TestStoreWatch(t *testing.T) {
-	s := NewCompiledStore()
+	s := NewOfferStore()
 	s.Put(csr("n1", "cpu"))
 	type call struct {
 		name     string
@@ -143,7 +143,7 @@ func TestStoreWatch(t *testing.T) {
 // TestReadMostlyStoreFollowsChanges: a read-mostly store answers from its copy between changes and
 // never returns a value older than the last Put or Remove that returned.
 func TestReadMostlyStoreFollowsChanges(t *testing.T) {
-	s := NewCompiledStore()
+	s := NewOfferStore()
 	s.Put(csr("n1", "cpu"))
 	for range 2 { // the first read takes the copy, the second uses it
 		if got := s.Get("n1"); got == nil || !got.Spec.ResourcesFilter["cpu"] {

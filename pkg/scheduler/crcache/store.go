@@ -42,20 +42,6 @@ func newStore[T any](derive func(*T) any, readMostly bool) Store[T] {
 	return Store[T]{m: &objects[T]{derive: derive, byKey: map[string]entry[T]{}, readMostly: readMostly}}
 }
 
-// NewStore returns a store holding objs.
-func NewStore[T any, PT interface {
-	*T
-	metav1.Object
-}](objs ...PT) Store[T] {
-	s := newStore[T](nil, false)
-	for _, o := range objs {
-		if o != nil {
-			s.Put(o)
-		}
-	}
-	return s
-}
-
 func (s Store[T]) entry(name string) entry[T] {
 	if snap := s.m.snap.Load(); snap != nil {
 		return (*snap)[name]

@@ -44,7 +44,7 @@ func BenchmarkFilterScore(b *testing.B) {
 				nodes[i] = ni
 			}
 			// As a Cache fills it: each metric with its compiled Load.
-			store := crcache.NewCompiledMetricStore()
+			store := crcache.NewLoadStore()
 			for _, m := range metrics {
 				store.Put(m)
 			}

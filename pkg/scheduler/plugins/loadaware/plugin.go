@@ -154,10 +154,6 @@ func (p *Plugin) setView(name string, metric *slov1alpha1.NodeMetric, load *cons
 // delete.
 func (p *Plugin) metricChanged(name string, metric *slov1alpha1.NodeMetric, derived any) {
 	load, _ := derived.(*constraints.Load)
-	if load == nil && metric != nil {
-		// A store that does not compile its metrics (tests).
-		load = constraints.NewLoad(metric)
-	}
 	p.viewsMu.Lock()
 	defer p.viewsMu.Unlock()
 	p.setView(name, metric, load, p.nodeObjs[name])
@@ -208,7 +204,9 @@ func (p *Plugin) check(node *corev1.Node, now time.Time) constraints.LoadCheck {
 	case v.compiled != nil && v.node == node:
 		return v.compiled.Check(now, p.maxAge)
 	default:
-		return v.load.Check(node.Status.Allocatable, p.thresholds, now, p.maxAge)
+		// The scheduler's snapshot holds a newer Node than the view (its update is on the way):
+		// compile for that Node, once.
+		return constraints.NewNodeLoad(v.load, node.Status.Allocatable, p.thresholds, nil).Check(now, p.maxAge)
 	}
 }
 
@@ -221,7 +219,7 @@ func (p *Plugin) score(node *corev1.Node, requests []float64, now time.Time) int
 	case v.compiled != nil && v.node == node:
 		return v.compiled.Score(requests, now, p.maxAge)
 	default:
-		return v.load.Score(node.Status.Allocatable, requests, p.weights, now, p.maxAge)
+		return constraints.NewNodeLoad(v.load, node.Status.Allocatable, nil, p.weights).Score(requests, now, p.maxAge)
 	}
 }
 

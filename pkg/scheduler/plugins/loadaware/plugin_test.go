@@ -170,7 +170,7 @@ func nodeLister(t testing.TB, nodes ...*corev1.Node) corelisters.NodeLister {
 }
 
 func metricStore(ms ...*slov1alpha1.NodeMetric) crcache.Store[slov1alpha1.NodeMetric] {
-	return crcache.NewStore(ms...)
+	return crcache.NewLoadStore(ms...)
 }
 
 func unstructuredOf(t *testing.T, m *slov1alpha1.NodeMetric) any {
@@ -237,7 +237,7 @@ func TestNodeQueueingHint(t *testing.T) {
 func TestViewsAgreeWithConstraints(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(now)
-	store := crcache.NewCompiledMetricStore()
+	store := crcache.NewLoadStore()
 	store.Put(nm("n1", "1", now, "3800m", "1Gi"))
 	p := New(args80(), store, nodeLister(t), clk)
 	h := p.nodeEventHandler()

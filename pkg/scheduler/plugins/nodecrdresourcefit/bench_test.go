@@ -31,7 +31,7 @@ func BenchmarkFilterScore(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			// As a Cache fills it: each CR with its compiled Offer.
-			store := crcache.NewCompiledStore()
+			store := crcache.NewOfferStore()
 			nodes := make([]fwk.NodeInfo, benchNodes)
 			for i := range nodes {
 				name := fmt.Sprintf("node-%d", i)

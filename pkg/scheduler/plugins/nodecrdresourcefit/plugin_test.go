@@ -274,7 +274,7 @@ func TestQueueingHints(t *testing.T) {
 			}
 			// The store already holds the event's object, as it will once the plugin's informer has
 			// seen the event.
-			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: policy}, crcache.NewStore(tt.new))
+			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: policy}, crcache.NewOfferStore(tt.new))
 			var oldObj, newObj any
 			if tt.old != nil {
 				oldObj = toUnstructured(t, tt.old)
@@ -295,7 +295,7 @@ func TestQueueingHints(t *testing.T) {
 
 func TestQueueingHintNodeAdd(t *testing.T) {
 	memPod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{exMem: "100Mi"}).Obj()
-	store := crcache.NewStore(
+	store := crcache.NewOfferStore(
 		cr("with-cr", "1", map[corev1.ResourceName]bool{exMem: true}, nil),
 		cr("wrong-cr", "1", map[corev1.ResourceName]bool{exSSD: true}, nil))
 	tests := []struct {
@@ -328,7 +328,7 @@ func TestEventsToRegister(t *testing.T) {
 		{config.MissingCRPolicyReject, fwk.Add | fwk.Update},
 		{config.MissingCRPolicyIgnore, fwk.Add | fwk.Update | fwk.Delete},
 	} {
-		p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: tt.policy}, crcache.NewStore[schedv1alpha1.ClusterScopedResource]())
+		p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: tt.policy}, crcache.NewOfferStore())
 		events, err := p.EventsToRegister(context.Background())
 		if err != nil {
 			t.Fatal(err)

@@ -78,7 +78,7 @@ func (scenario) Generate(r *rand.Rand, _ int) reflect.Value {
 func TestNodeCRDResourceFitAgreesWithTheSchedulerFilter(t *testing.T) {
 	seen := map[bool]int{}
 	prop := func(s scenario) bool {
-		store := crcache.NewStore[schedv1alpha1.ClusterScopedResource]()
+		store := crcache.NewOfferStore()
 		if s.csr != nil {
 			store.Put(s.csr)
 		}
@@ -159,7 +159,7 @@ func TestLowNodeLoadAgreesWithLoadAwareFilter(t *testing.T) {
 		}
 		hot := pl.(*lownodeload.Plugin).Hot(s.node, s.metric, now)
 
-		store := crcache.NewStore[slov1alpha1.NodeMetric]()
+		store := crcache.NewLoadStore()
 		if s.metric != nil {
 			store.Put(s.metric)
 		}
