@@ -7,12 +7,12 @@ import (
 )
 
 // Convert_v1_NodeCRDResourceFitArgs_To_config_NodeCRDResourceFitArgs converts the versioned args to
-// the internal ones; an unset policy (only possible without defaulting) becomes Reject.
+// the internal ones; an unset policy (only possible without defaulting) becomes the default (Reject).
 func Convert_v1_NodeCRDResourceFitArgs_To_config_NodeCRDResourceFitArgs(in *NodeCRDResourceFitArgs, out *config.NodeCRDResourceFitArgs, s conversion.Scope) error {
 	if err := autoConvert_v1_NodeCRDResourceFitArgs_To_config_NodeCRDResourceFitArgs(in, out, s); err != nil {
 		return err
 	}
-	out.MissingCRPolicy = config.MissingCRPolicyReject
+	out.MissingCRPolicy = config.DefaultMissingCRPolicy
 	if in.MissingCRPolicy != nil {
 		out.MissingCRPolicy = config.MissingCRPolicy(*in.MissingCRPolicy)
 	}

@@ -1,26 +1,14 @@
 package v1
 
-import (
-	corev1 "k8s.io/api/core/v1"
-)
+import "github.com/accord-sched/accord/apis/config"
 
 // DefaultNodeMetricExpirationSeconds is the default NodeMetricExpirationSeconds: three minutes.
-const DefaultNodeMetricExpirationSeconds int64 = 180
+const DefaultNodeMetricExpirationSeconds = config.DefaultNodeMetricExpirationSeconds
 
-// defaultUsageThresholds and defaultResourceWeights return fresh maps: defaults must never share
-// memory between args objects.
-func defaultUsageThresholds() map[corev1.ResourceName]int64 {
-	return map[corev1.ResourceName]int64{corev1.ResourceCPU: 65, corev1.ResourceMemory: 95}
-}
-
-func defaultResourceWeights() map[corev1.ResourceName]int64 {
-	return map[corev1.ResourceName]int64{corev1.ResourceCPU: 1, corev1.ResourceMemory: 1}
-}
-
-// SetDefaults_NodeCRDResourceFitArgs sets MissingCRPolicy to Reject when it is unset.
+// SetDefaults_NodeCRDResourceFitArgs sets MissingCRPolicy to the default (Reject) when it is unset.
 func SetDefaults_NodeCRDResourceFitArgs(obj *NodeCRDResourceFitArgs) {
 	if obj.MissingCRPolicy == nil {
-		p := MissingCRPolicyReject
+		p := MissingCRPolicy(config.DefaultMissingCRPolicy)
 		obj.MissingCRPolicy = &p
 	}
 }
@@ -29,10 +17,10 @@ func SetDefaults_NodeCRDResourceFitArgs(obj *NodeCRDResourceFitArgs) {
 // even to {}, is kept as written.
 func SetDefaults_LoadAwareArgs(obj *LoadAwareArgs) {
 	if obj.UsageThresholds == nil {
-		obj.UsageThresholds = defaultUsageThresholds()
+		obj.UsageThresholds = config.DefaultUsageThresholds()
 	}
 	if obj.ResourceWeights == nil {
-		obj.ResourceWeights = defaultResourceWeights()
+		obj.ResourceWeights = config.DefaultResourceWeights()
 	}
 	if obj.NodeMetricExpirationSeconds == nil {
 		s := DefaultNodeMetricExpirationSeconds

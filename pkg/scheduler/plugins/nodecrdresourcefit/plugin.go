@@ -78,7 +78,7 @@ func argsFrom(obj runtime.Object) (*config.NodeCRDResourceFitArgs, error) {
 	var args *config.NodeCRDResourceFitArgs
 	switch a := obj.(type) {
 	case nil:
-		args = &config.NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyReject}
+		args = &config.NodeCRDResourceFitArgs{MissingCRPolicy: config.DefaultMissingCRPolicy}
 	case *config.NodeCRDResourceFitArgs:
 		args = a
 	default:

@@ -19,7 +19,7 @@ func SetDefaults_DefaultEvictorArgs(a *DefaultEvictorArgs) {
 		a.NoEvictionPolicy = PreferredNoEvictionPolicy
 	}
 	if a.MissingCRPolicy == "" {
-		a.MissingCRPolicy = config.MissingCRPolicyReject
+		a.MissingCRPolicy = config.DefaultMissingCRPolicy
 	}
 }
 

@@ -2,19 +2,19 @@ package lownodeload
 
 import (
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/accord-sched/accord/apis/config"
 )
 
-// Defaults. The high thresholds and the metric expiry are the scheduler LoadAware plugin's defaults
-// (usageThresholds cpu 65, memory 95; nodeMetricExpirationSeconds 180), so that the two plugins agree
-// out of the box.
+// Defaults. The high thresholds, the weights and the metric expiry are the scheduler LoadAware
+// plugin's (apis/config: usageThresholds cpu 65, memory 95; nodeMetricExpirationSeconds 180), so
+// that the two plugins agree out of the box.
 const (
-	DefaultNodeMetricExpirationSeconds int64 = 180
+	DefaultNodeMetricExpirationSeconds       = config.DefaultNodeMetricExpirationSeconds
 	DefaultConsecutiveAbnormalities    int32 = 3
 )
 
-func defaultHighThresholds() map[corev1.ResourceName]int64 {
-	return map[corev1.ResourceName]int64{corev1.ResourceCPU: 65, corev1.ResourceMemory: 95}
-}
+func defaultHighThresholds() map[corev1.ResourceName]int64 { return config.DefaultUsageThresholds() }
 
 func defaultLowThresholds() map[corev1.ResourceName]int64 {
 	return map[corev1.ResourceName]int64{corev1.ResourceCPU: 45, corev1.ResourceMemory: 75}
@@ -31,7 +31,7 @@ func SetDefaults_LowNodeLoadArgs(a *LowNodeLoadArgs) {
 		a.LowThresholds = defaultLowThresholds()
 	}
 	if a.ResourceWeights == nil {
-		a.ResourceWeights = map[corev1.ResourceName]int64{corev1.ResourceCPU: 1, corev1.ResourceMemory: 1}
+		a.ResourceWeights = config.DefaultResourceWeights()
 	}
 	if a.NodeMetricExpirationSeconds == nil {
 		s := DefaultNodeMetricExpirationSeconds

@@ -5,7 +5,7 @@ import "github.com/accord-sched/accord/apis/config"
 // SetDefaults_NodeCRDResourceFitArgs sets missingCRPolicy to Reject, the scheduler plugin's default.
 func SetDefaults_NodeCRDResourceFitArgs(a *NodeCRDResourceFitArgs) {
 	if a.MissingCRPolicy == "" {
-		a.MissingCRPolicy = config.MissingCRPolicyReject
+		a.MissingCRPolicy = config.DefaultMissingCRPolicy
 	}
 }
 
