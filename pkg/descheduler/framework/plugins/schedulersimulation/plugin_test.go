@@ -9,35 +9,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	clientset "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
-	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 )
-
-// handle is a framework.Handle over a fake cluster, without an evictor.
-type handle struct{ c *frameworktest.Cluster }
-
-func (h *handle) ClientSet() clientset.Interface                               { return h.c.Client }
-func (h *handle) SharedInformerFactory() informers.SharedInformerFactory       { return h.c.Factory }
-func (h *handle) AccordInformerFactory() accordinformers.SharedInformerFactory { return h.c.CRs }
-func (h *handle) Evictor() framework.Evictor                                   { return nil }
-func (h *handle) EventRecorder() events.EventRecorder                          { return nil }
-func (h *handle) ProfileName() string                                          { return "test" }
-func (h *handle) NodeSelector() labels.Selector                                { return labels.Everything() }
-func (h *handle) MetricsProviders() framework.MetricsProviders                 { return nil }
-func (h *handle) GetPodsAssignedToNode(string, framework.PodFilter) ([]*corev1.Pod, error) {
-	return nil, nil
-}
 
 func rsPod(name, node string, cpuMilli int64, created time.Time) *corev1.Pod {
 	p := ownedPod(name, node, "rs", created)
@@ -75,7 +54,7 @@ func newFixture(t *testing.T) *fixture {
 	c := frameworktest.NewCluster(objs...)
 	clk := clocktesting.NewFakePassiveClock(start)
 	args := &SchedulerSimulationArgs{BackoffBase: &metav1.Duration{Duration: 10 * time.Minute}}
-	p, err := NewWithClock(args, &handle{c}, clk)
+	p, err := NewWithClock(args, &frameworktest.Handle{Cluster: c}, clk)
 	if err != nil {
 		t.Fatal(err)
 	}

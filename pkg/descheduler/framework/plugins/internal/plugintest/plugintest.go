@@ -11,10 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
-	clientset "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/events"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
@@ -32,27 +28,7 @@ import (
 type Env struct {
 	*frameworktest.Cluster
 	Evictor *evictions.ProfileEvictor
-	h       *handle
-}
-
-type handle struct {
-	c       *frameworktest.Cluster
-	pods    cache.Indexer
-	evictor framework.Evictor
-	nodes   labels.Selector
-	metrics framework.MetricsProviders
-}
-
-func (h *handle) ClientSet() clientset.Interface                               { return h.c.Client }
-func (h *handle) SharedInformerFactory() informers.SharedInformerFactory       { return h.c.Factory }
-func (h *handle) AccordInformerFactory() accordinformers.SharedInformerFactory { return h.c.CRs }
-func (h *handle) Evictor() framework.Evictor                                   { return h.evictor }
-func (h *handle) EventRecorder() events.EventRecorder                          { return nil }
-func (h *handle) ProfileName() string                                          { return "test" }
-func (h *handle) NodeSelector() labels.Selector                                { return h.nodes }
-func (h *handle) MetricsProviders() framework.MetricsProviders                 { return h.metrics }
-func (h *handle) GetPodsAssignedToNode(node string, f framework.PodFilter) ([]*corev1.Pod, error) {
-	return fwruntime.PodsAssignedToNode(h.pods, node, f)
+	h       *frameworktest.Handle
 }
 
 // Options configure an Env.
@@ -96,10 +72,7 @@ func newEnv(t testing.TB, c *frameworktest.Cluster, opts Options) *Env {
 	}
 	// The runtime lists nodes from this informer; register it before the factory starts.
 	c.Factory.Core().V1().Nodes().Informer()
-	h := &handle{c: c, pods: indexer, nodes: opts.NodeSelector, metrics: opts.MetricsProviders}
-	if h.nodes == nil {
-		h.nodes = labels.Everything()
-	}
+	h := &frameworktest.Handle{Cluster: c, Pods: indexer, Nodes: opts.NodeSelector, Metrics: opts.MetricsProviders}
 	args := opts.DefaultEvictor
 	if args == nil {
 		args = &defaultevictor.DefaultEvictorArgs{}
@@ -124,7 +97,7 @@ func newEnv(t testing.TB, c *frameworktest.Cluster, opts Options) *Env {
 		Limiter:            evictions.NewLimiter(opts.Limits),
 		DryRun:             opts.DryRun,
 	}
-	h.evictor = ev
+	h.Evict = ev
 	return &Env{Cluster: c, Evictor: ev, h: h}
 }
 
@@ -141,7 +114,7 @@ func (e *Env) NewCycle() { e.Evictor.Limiter.Reset() }
 // the nodes a cycle of the profile would be given.
 func (e *Env) Nodes(t testing.TB) []*corev1.Node {
 	t.Helper()
-	list, err := e.Factory.Core().V1().Nodes().Lister().List(e.h.nodes)
+	list, err := e.Factory.Core().V1().Nodes().Lister().List(e.h.NodeSelector())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,74 @@
+package frameworktest
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
+	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+)
+
+// Handle is the one fake framework.Handle of the plugin tests: a plugin built with it reads the
+// Cluster's fake clientsets and informer factories. The zero values of the other fields are a
+// profile named "test" over every node, with no evictor, no event recorder, no metrics providers,
+// and no pods (GetPodsAssignedToNode needs Pods, e.g. from fwruntime.AddPodNodeIndex).
+type Handle struct {
+	Cluster *Cluster
+	// Pods is the pod informer's node index (fwruntime.AddPodNodeIndex); nil lists no pods.
+	Pods cache.Indexer
+	// Evict is what Evictor returns.
+	Evict framework.Evictor
+	// Recorder is what EventRecorder returns.
+	Recorder events.EventRecorder
+	// Nodes is the profile's node selector; nil selects every node.
+	Nodes labels.Selector
+	// Metrics is what MetricsProviders returns.
+	Metrics framework.MetricsProviders
+	// Profile is the profile's name; "" reads "test".
+	Profile string
+}
+
+var _ framework.Handle = &Handle{}
+
+// NewHandle returns a Handle over c with the pod node index registered on c's informer factory
+// (before the factory starts).
+func NewHandle(c *Cluster) (*Handle, error) {
+	pods, err := fwruntime.AddPodNodeIndex(c.Factory)
+	if err != nil {
+		return nil, err
+	}
+	return &Handle{Cluster: c, Pods: pods}, nil
+}
+
+func (h *Handle) ClientSet() clientset.Interface                               { return h.Cluster.Client }
+func (h *Handle) SharedInformerFactory() informers.SharedInformerFactory       { return h.Cluster.Factory }
+func (h *Handle) AccordInformerFactory() accordinformers.SharedInformerFactory { return h.Cluster.CRs }
+func (h *Handle) Evictor() framework.Evictor                                   { return h.Evict }
+func (h *Handle) EventRecorder() events.EventRecorder                          { return h.Recorder }
+func (h *Handle) MetricsProviders() framework.MetricsProviders                 { return h.Metrics }
+
+func (h *Handle) ProfileName() string {
+	if h.Profile == "" {
+		return "test"
+	}
+	return h.Profile
+}
+
+func (h *Handle) NodeSelector() labels.Selector {
+	if h.Nodes == nil {
+		return labels.Everything()
+	}
+	return h.Nodes
+}
+
+func (h *Handle) GetPodsAssignedToNode(node string, filter framework.PodFilter) ([]*corev1.Pod, error) {
+	if h.Pods == nil {
+		return nil, nil
+	}
+	return fwruntime.PodsAssignedToNode(h.Pods, node, filter)
+}
