@@ -160,6 +160,22 @@ type NodeVerdictRegistrar interface {
 	AddNodeVerdicter(pluginName string, v NodeVerdicter)
 }
 
+// PodIntrinsicNominator is implemented by a deschedule or balance plugin that nominates pods for
+// what they are (age, failures, restarts), not for where they run: evicting such a pod is not a
+// placement decision, and a replacement on the same node is no loop. The runtime tells every
+// preEvictionFilter plugin of the profile that implements PodIntrinsicRegistrar (SchedulerSimulation,
+// which then records its prediction but never blocks those nominations).
+type PodIntrinsicNominator interface {
+	// NominatesPodIntrinsically is true when every nomination of the plugin is pod-intrinsic.
+	NominatesPodIntrinsically() bool
+}
+
+// PodIntrinsicRegistrar is implemented by an evictor plugin that treats the nominations of
+// pod-intrinsic plugins (PodIntrinsicNominator) differently.
+type PodIntrinsicRegistrar interface {
+	AddPodIntrinsicNominator(pluginName string)
+}
+
 // CycleHook is implemented by a plugin that wants to know when a descheduling cycle starts and
 // ends. RunCycle calls BeginCycle on every such plugin of every profile before the first Deschedule
 // and EndCycle after the last Balance.

@@ -23,6 +23,7 @@ import (
 type judge struct {
 	rec        *recorder
 	verdicters []string
+	intrinsic  []string
 }
 
 func (j *judge) Name() string                       { return "Judge" }
@@ -35,9 +36,17 @@ func (j *judge) PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool {
 func (j *judge) AddNodeVerdicter(name string, _ framework.NodeVerdicter) {
 	j.verdicters = append(j.verdicters, name)
 }
+func (j *judge) AddPodIntrinsicNominator(name string)   { j.intrinsic = append(j.intrinsic, name) }
 func (j *judge) BeginCycle(context.Context)             { j.rec.add("begin") }
 func (j *judge) EndCycle(context.Context)               { j.rec.add("end") }
 func (j *judge) EvictionMessage(pod *corev1.Pod) string { return "predicted elsewhere" }
+
+// aging declares itself pod-intrinsic (as PodLifeTime does) and nominates nothing.
+type aging struct{}
+
+func (aging) Name() string                                                 { return "Aging" }
+func (aging) NominatesPodIntrinsically() bool                              { return true }
+func (aging) Deschedule(context.Context, []*corev1.Node) *framework.Status { return nil }
 
 // hookNominator evicts every pod of its nodes through its Handle and is a NodeVerdicter.
 type hookNominator struct {
@@ -68,6 +77,7 @@ func TestRuntimeWiresHooks(t *testing.T) {
 	_ = reg.Register("Nominator", func(_ runtime.Object, h framework.Handle) (framework.Plugin, error) {
 		return &hookNominator{name: "Nominator", h: h}, nil
 	})
+	_ = reg.Register("Aging", func(runtime.Object, framework.Handle) (framework.Plugin, error) { return aging{}, nil })
 	blocked := frameworktest.Pod("ns", "b", "n1", 100)
 	blocked.Labels = map[string]string{"block": "yes"}
 	c := frameworktest.NewCluster(frameworktest.Node("n1", nil, 4, 8), frameworktest.Pod("ns", "a", "n1", 100), blocked)
@@ -76,7 +86,7 @@ kind: DeschedulerPolicy
 profiles:
 - name: p
   plugins:
-    deschedule: {enabled: [Nominator]}
+    deschedule: {enabled: [Nominator, Aging]}
     preEvictionFilter: {enabled: [Judge], disabled: [SchedulerSimulation]}
 `), plugins.NewInTreeArgs())
 	if err != nil {
@@ -95,6 +105,9 @@ profiles:
 	d.RunCycle(context.Background())
 	if !slices.Equal(j.verdicters, []string{"Nominator"}) {
 		t.Errorf("NodeVerdicters registered: %v", j.verdicters)
+	}
+	if !slices.Equal(j.intrinsic, []string{"Aging"}) {
+		t.Errorf("PodIntrinsicNominators registered: %v", j.intrinsic)
 	}
 	want := []string{"begin", "judge a for Nominator", "judge b for Nominator", "end"}
 	if !slices.Equal(rec.calls, want) {

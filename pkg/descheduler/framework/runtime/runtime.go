@@ -237,14 +237,19 @@ func (d *Descheduler) buildProfile(i int, p *descheduler.DeschedulerPolicy, opts
 }
 
 // wire connects the plugins of a built profile: the deschedule and balance plugins that are
-// NodeVerdicters are registered with the preEvictionFilter plugins that are NodeVerdictRegistrars,
+// NodeVerdicters (PodIntrinsicNominators) are registered with the preEvictionFilter plugins that are
+// NodeVerdictRegistrars (PodIntrinsicRegistrars),
 // CycleHooks are collected for RunCycle, and plugin metrics are registered with the descheduler's
 // registry.
 func (d *Descheduler) wire(prof *Profile, cfg *descheduler.DeschedulerProfile, opts Options) error {
 	var registrars []framework.NodeVerdictRegistrar
+	var intrinsics []framework.PodIntrinsicRegistrar
 	for _, ep := range prof.evictor.PreEvictionFilters {
 		if r, ok := ep.(framework.NodeVerdictRegistrar); ok {
 			registrars = append(registrars, r)
+		}
+		if r, ok := ep.(framework.PodIntrinsicRegistrar); ok {
+			intrinsics = append(intrinsics, r)
 		}
 	}
 	seen := map[string]bool{}
@@ -255,9 +260,17 @@ func (d *Descheduler) wire(prof *Profile, cfg *descheduler.DeschedulerProfile, o
 			}
 			seen[name] = true
 			for _, pl := range prof.plugins {
-				if v, ok := pl.(framework.NodeVerdicter); ok && pl.Name() == name {
+				if pl.Name() != name {
+					continue
+				}
+				if v, ok := pl.(framework.NodeVerdicter); ok {
 					for _, r := range registrars {
 						r.AddNodeVerdicter(name, v)
+					}
+				}
+				if n, ok := pl.(framework.PodIntrinsicNominator); ok && n.NominatesPodIntrinsically() {
+					for _, r := range intrinsics {
+						r.AddPodIntrinsicNominator(name)
 					}
 				}
 			}

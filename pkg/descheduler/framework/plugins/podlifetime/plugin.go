@@ -28,7 +28,10 @@ type Plugin struct {
 	clock  clock.PassiveClock
 }
 
-var _ framework.DeschedulePlugin = &Plugin{}
+var (
+	_ framework.DeschedulePlugin      = &Plugin{}
+	_ framework.PodIntrinsicNominator = &Plugin{}
+)
 
 // New builds the plugin from its (defaulted, validated) args.
 func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
@@ -48,6 +51,10 @@ func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return Name }
+
+// NominatesPodIntrinsically is true: a pod is nominated for its age (and state), not for where it runs, so
+// SchedulerSimulation never blocks the eviction (framework.PodIntrinsicNominator).
+func (p *Plugin) NominatesPodIntrinsically() bool { return true }
 
 // Deschedule evicts every candidate pod older than maxPodLifeTimeSeconds, oldest first across all
 // nodes.

@@ -23,7 +23,10 @@ type Plugin struct {
 	sel  *pluginutil.PodSelector
 }
 
-var _ framework.DeschedulePlugin = &Plugin{}
+var (
+	_ framework.DeschedulePlugin      = &Plugin{}
+	_ framework.PodIntrinsicNominator = &Plugin{}
+)
 
 // New builds the plugin from its (defaulted, validated) args.
 func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
@@ -40,6 +43,10 @@ func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return Name }
+
+// NominatesPodIntrinsically is true: a pod is nominated for its restarts, not for where it runs, so
+// SchedulerSimulation never blocks the eviction (framework.PodIntrinsicNominator).
+func (p *Plugin) NominatesPodIntrinsically() bool { return true }
 
 // Restarts returns the pod's total container restarts, with its init containers' when asked.
 func Restarts(pod *corev1.Pod, init bool) int32 {

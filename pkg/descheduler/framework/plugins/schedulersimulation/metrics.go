@@ -14,7 +14,7 @@ const (
 	ReasonFlagged     = "predicted_node_flagged"
 	ReasonFlapBackoff = "flap_backoff"
 	ReasonError       = "error"
-	// ReasonPodIntrinsic: nominated by one of PodIntrinsicPlugins, admitted without conditions.
+	// ReasonPodIntrinsic: nominated by a PodIntrinsicNominator, admitted without conditions.
 	ReasonPodIntrinsic = "pod_intrinsic"
 )
 

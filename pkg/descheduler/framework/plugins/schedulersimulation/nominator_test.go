@@ -11,6 +11,8 @@ import (
 func TestPodIntrinsicNominationsAreNotBlocked(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
+	f.p.AddPodIntrinsicNominator("PodLifeTime")
+	f.p.AddPodIntrinsicNominator("RemovePodsHavingTooManyRestarts")
 	f.p.BeginCycle(ctx)
 	defer f.p.EndCycle(ctx)
 	if !f.p.PreEvictionFilterFor(f.a, "PodLifeTime") {

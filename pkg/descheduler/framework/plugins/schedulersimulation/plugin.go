@@ -50,10 +50,12 @@ type NodeVerdicter = framework.NodeVerdicter
 // second.
 type CycleHook = framework.CycleHook
 
-// PodIntrinsicPlugins nominate pods for what they are, not for where they run (age, failures,
-// restarts): their evictions are not placement decisions, a replacement on the same node is no
-// loop, so SchedulerSimulation only records its prediction (and composes it) but never blocks them.
-var PodIntrinsicPlugins = []string{"PodLifeTime", "RemoveFailedPods", "RemovePodsHavingTooManyRestarts"}
+// PodIntrinsicNominator is implemented by the plugins that nominate pods for what they are, not for
+// where they run (PodLifeTime, RemoveFailedPods, RemovePodsHavingTooManyRestarts): their evictions
+// are not placement decisions, a replacement on the same node is no loop, so SchedulerSimulation
+// only records its prediction (and composes it) but never blocks them. The runtime registers them
+// (AddPodIntrinsicNominator).
+type PodIntrinsicNominator = framework.PodIntrinsicNominator
 
 // Decision is the plugin's verdict on one eviction candidate, for logs, Events and explain.
 type Decision struct {
@@ -85,6 +87,7 @@ type Plugin struct {
 	open         bool
 	lastCall     time.Time
 	verdicts     []namedVerdicter
+	intrinsic    map[string]bool // the pod-intrinsic nominators, by plugin name
 	decisions    map[types.UID]Decision
 }
 
@@ -182,6 +185,17 @@ func (p *Plugin) Close() error {
 	return nil
 }
 
+// AddPodIntrinsicNominator registers the plugin named name as pod-intrinsic: its nominations are
+// never blocked.
+func (p *Plugin) AddPodIntrinsicNominator(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.intrinsic == nil {
+		p.intrinsic = map[string]bool{}
+	}
+	p.intrinsic[name] = true
+}
+
 // AddNodeVerdicter registers the plugin named name as a judge of predicted nodes.
 func (p *Plugin) AddNodeVerdicter(name string, v NodeVerdicter) {
 	p.mu.Lock()
@@ -239,7 +253,7 @@ func (p *Plugin) PreEvictionFilter(pod *corev1.Pod) bool {
 }
 
 // PreEvictionFilterFor is PreEvictionFilter knowing the plugin that nominated the pod: a
-// PodIntrinsicPlugins nomination is never blocked.
+// nomination by a registered PodIntrinsicNominator is never blocked.
 func (p *Plugin) PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -270,7 +284,7 @@ func (p *Plugin) decide(ctx context.Context, pod *corev1.Pod, nominator string) 
 		d.Reason, d.Message = ReasonError, "the simulation snapshot could not be brought up to date"
 		return d
 	}
-	if slices.Contains(PodIntrinsicPlugins, nominator) {
+	if p.intrinsic[nominator] {
 		return p.decideIntrinsic(ctx, pod, d)
 	}
 	if until, blocked := p.flaps.BlockedUntil(pod); blocked {
