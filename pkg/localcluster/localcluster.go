@@ -30,6 +30,9 @@ type Options struct {
 	WithoutControllers bool
 	// WithoutNodeSimulator leaves out the node simulator.
 	WithoutNodeSimulator bool
+	// WithoutCRDs leaves Accord's CRDs out: a cluster where only the standard Kubernetes API is
+	// served, as an operator migrating from kubernetes-sigs/descheduler has.
+	WithoutCRDs bool
 	// OnAPIServerBuild, if set, runs in the goroutine that builds the kube-apiserver, before it builds
 	// it; that goroutine and the ones it starts run the apiserver. test/harness's goroutine-leak check
 	// uses it to tell upstream's goroutines from the cluster's own.
@@ -90,8 +93,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.Accord, err = accordclient.NewForConfig(c.CRConfig()); err != nil {
 		return nil, err
 	}
-	if err := InstallCRDs(ctx, c.Config); err != nil {
-		return nil, fmt.Errorf("installing CRDs: %w", err)
+	if !opts.WithoutCRDs {
+		if err := InstallCRDs(ctx, c.Config); err != nil {
+			return nil, fmt.Errorf("installing CRDs: %w", err)
+		}
 	}
 	if !opts.WithoutControllers {
 		stop, err := startWorkloadControllers(ctx, c.Config)

@@ -109,8 +109,8 @@ func Explain(ctx context.Context, cfg Config) ([]ExplainRow, error) {
 			f.Shutdown()
 		}
 	}()
-	if !d.WaitForCacheSync(ctx) || !waitAll(ctx, factories) {
-		return nil, errors.New("informer caches did not sync")
+	if err := syncCaches(ctx, d, factories, cfg); err != nil {
+		return nil, err
 	}
 	if err := d.StartMetrics(ctx); err != nil {
 		return nil, err

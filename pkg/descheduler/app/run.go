@@ -7,7 +7,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"github.com/accord-sched/accord/apis/descheduler"
+	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
@@ -102,6 +102,13 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// OnReady is called once the informer caches are synced, before the first cycle.
 	OnReady func()
+	// OnWaiting, when set, is called while the informer caches sync with the reason the descheduler
+	// is not ready yet (which informers have not synced), for /readyz.
+	OnWaiting func(reason string)
+	// CacheSyncTimeout bounds the wait for the informer caches at start (crdcheck.DefaultSyncTimeout
+	// when zero): past it the descheduler stops with an error naming the informers not synced. While
+	// it waits it logs, every 10 s, which have not.
+	CacheSyncTimeout time.Duration
 	// MetricsCollector tunes the metrics.k8s.io collector of the KubernetesMetrics provider
 	// (defaults: pkg/metricsource; tests shorten the interval).
 	MetricsCollector metricsource.CollectorOptions
@@ -187,6 +194,18 @@ func build(ctx context.Context, cfg Config, observer func(evictions.Record)) (*f
 		return nil, nil, nil, err
 	}
 
+	// Which of Accord's CRDs the cluster serves: a plugin that needs one the cluster does not serve
+	// fails to build, naming it; one for which it is optional requests no informer for it (an
+	// informer of a resource that is not served never syncs).
+	crds, err := crdcheck.Discover(client.Discovery())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, c := range crdcheck.All() {
+		if !crds.Serves(c) {
+			klog.FromContext(ctx).Info("The cluster does not serve an Accord CRD; only plugins that do not need it can run", "crd", c.Name())
+		}
+	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	accordFactory := accordinformers.NewSharedInformerFactory(accord, 0)
 	var recorder events.EventRecorder
@@ -201,7 +220,7 @@ func build(ctx context.Context, cfg Config, observer func(evictions.Record)) (*f
 		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
 		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: observer,
 		MetricsSources: fwruntime.MetricsOptions{Client: metricsClient, Collector: cfg.MetricsCollector},
-		TracerProvider: cfg.TracerProvider,
+		TracerProvider: cfg.TracerProvider, CRDs: crds,
 	})
 	if err != nil {
 		stopEvents()
@@ -236,11 +255,11 @@ func runDescheduler(ctx context.Context, d *fwruntime.Descheduler, factories []i
 			f.Shutdown()
 		}
 	}()
-	if !d.WaitForCacheSync(ctx) || !waitAll(ctx, factories) {
+	if err := syncCaches(ctx, d, factories, cfg); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return errors.New("informer caches did not sync")
+		return err
 	}
 	if err := d.StartMetrics(ctx); err != nil {
 		return err
@@ -273,22 +292,18 @@ func runDescheduler(ctx context.Context, d *fwruntime.Descheduler, factories []i
 	return nil
 }
 
-func waitAll(ctx context.Context, factories []informerFactory) bool {
+// syncCaches waits, at most cfg.CacheSyncTimeout, for every informer the plugins requested, logging
+// (and telling cfg.OnWaiting) which have not synced, then for the runtime's own event handlers.
+func syncCaches(ctx context.Context, d *fwruntime.Descheduler, factories []informerFactory, cfg Config) error {
+	fs := make([]crdcheck.Factory, 0, len(factories))
 	for _, f := range factories {
-		switch w := f.(type) {
-		case informers.SharedInformerFactory:
-			for _, ok := range w.WaitForCacheSync(ctx.Done()) {
-				if !ok {
-					return false
-				}
-			}
-		case accordinformers.SharedInformerFactory:
-			for _, ok := range w.WaitForCacheSync(ctx.Done()) {
-				if !ok {
-					return false
-				}
-			}
+		if sf, ok := f.(crdcheck.Factory); ok {
+			fs = append(fs, sf)
 		}
 	}
-	return true
+	opts := crdcheck.SyncOptions{Timeout: cfg.CacheSyncTimeout, OnWaiting: cfg.OnWaiting, What: "descheduler"}
+	if err := crdcheck.WaitForSync(ctx, opts, fs, crdcheck.Informer{Name: "the descheduler's node and pod handlers", HasSynced: d.HasSynced}); err != nil {
+		return err
+	}
+	return nil
 }

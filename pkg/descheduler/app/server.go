@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -35,6 +34,7 @@ import (
 	"k8s.io/component-base/version/verflag"
 	"k8s.io/klog/v2"
 
+	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 )
 
@@ -55,6 +55,8 @@ type Options struct {
 	ClientConnectionKubeconfig string
 	QPS                        float32
 	Burst                      int
+	// CacheSyncTimeout bounds the wait for the informer caches at start (Config.CacheSyncTimeout).
+	CacheSyncTimeout time.Duration
 	// DisableMetrics stops serving /metrics (health and readiness are still served).
 	DisableMetrics bool
 	// EnableHTTP2 allows HTTP/2 on the serving endpoint; it is off by default, as upstream, against
@@ -82,8 +84,9 @@ func NewOptions() *Options {
 		panic(err) // as above
 	}
 	return &Options{
-		QPS:   50,
-		Burst: 100,
+		QPS:              50,
+		CacheSyncTimeout: crdcheck.DefaultSyncTimeout,
+		Burst:            100,
 		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
 			LeaderElect:       false,
 			LeaseDuration:     metav1.Duration{Duration: 137 * time.Second},
@@ -113,6 +116,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.StringVar(&o.ClientConnectionKubeconfig, "client-connection-kubeconfig", o.ClientConnectionKubeconfig, "Kubeconfig file; empty uses the in-cluster configuration. Same setting as --kubeconfig: give either, or both with the same value.")
 	fs.Float32Var(&o.QPS, "client-connection-qps", o.QPS, "QPS of the connection to the apiserver.")
 	fs.IntVar(&o.Burst, "client-connection-burst", o.Burst, "Burst of the connection to the apiserver.")
+	fs.DurationVar(&o.CacheSyncTimeout, "cache-sync-timeout", o.CacheSyncTimeout, "How long to wait at start for the informer caches before exiting with an error that names the ones not synced. While waiting, the unsynced informers are logged every 10s and /readyz reports them.")
 	fs.BoolVar(&o.DisableMetrics, "disable-metrics", o.DisableMetrics, "Do not serve /metrics (by default served with /healthz and /readyz on --bind-address:--secure-port).")
 	fs.BoolVar(&o.EnableHTTP2, "enable-http2", o.EnableHTTP2, "Allow HTTP/2 on the /metrics, /healthz and /readyz endpoint. Off by default against HTTP/2 stream-reset floods (CVE-2023-44487).")
 	tfs := fss.FlagSet("tracing")
@@ -232,11 +236,11 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 		}
 	}()
 	m := metrics.New()
-	var ready atomic.Bool
+	ready := newReadiness()
 	cfg := Config{
 		RestConfig: restCfg, PolicyConfigFile: o.PolicyConfigFile, SchedulerConfigFile: o.SchedulerConfigFile, DeschedulingInterval: o.DeschedulingInterval,
 		DryRun: o.DryRun, EventDriven: o.EventDriven, Plugins: opts, Metrics: m,
-		OnReady: func() { ready.Store(true) }, TracerProvider: tp,
+		OnReady: ready.setReady, OnWaiting: ready.setWaiting, CacheSyncTimeout: o.CacheSyncTimeout, TracerProvider: tp,
 	}
 
 	var leHealth *leaderelection.HealthzAdaptor
@@ -244,7 +248,7 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 		leHealth = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 	}
 	if o.SecureServing.BindPort != 0 || o.SecureServing.Listener != nil {
-		stopped, err := o.serve(ctx, m, &ready, leHealth)
+		stopped, err := o.serve(ctx, m, ready, leHealth)
 		if err != nil {
 			return err
 		}
@@ -256,7 +260,7 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 	return o.runWithLeaderElection(ctx, restCfg, leHealth, func(ctx context.Context) error { return Run(ctx, cfg) })
 }
 
-func (o *Options) serve(ctx context.Context, m *metrics.Metrics, ready *atomic.Bool, le *leaderelection.HealthzAdaptor) (<-chan struct{}, error) {
+func (o *Options) serve(ctx context.Context, m *metrics.Metrics, ready *readiness, le *leaderelection.HealthzAdaptor) (<-chan struct{}, error) {
 	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
 		return nil, fmt.Errorf("self-signed certificate: %w", err)
 	}
@@ -272,12 +276,7 @@ func (o *Options) serve(ctx context.Context, m *metrics.Metrics, ready *atomic.B
 		checks = append(checks, le)
 	}
 	healthz.InstallHandler(pathMux, checks...)
-	healthz.InstallReadyzHandler(pathMux, healthz.NamedCheck("informer-sync", func(*http.Request) error {
-		if !ready.Load() {
-			return errors.New("informer caches not synced yet")
-		}
-		return nil
-	}))
+	healthz.InstallReadyzHandler(pathMux, healthz.NamedCheck("informer-sync", func(*http.Request) error { return ready.check() }))
 	if !o.DisableMetrics {
 		pathMux.Handle("/metrics", m.Handler())
 	}

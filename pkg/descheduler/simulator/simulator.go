@@ -41,6 +41,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 
+	"github.com/accord-sched/accord/pkg/crdcheck"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 	schedplugins "github.com/accord-sched/accord/pkg/scheduler/plugins"
@@ -74,6 +75,9 @@ type Options struct {
 	// stores fed by this factory, and the simulator waits for it (as for InformerFactory) before the
 	// first snapshot. When nil, a configuration that enables an Accord plugin is rejected.
 	AccordInformerFactory accordinformers.SharedInformerFactory
+	// CRDs tells which of Accord's CRDs the cluster serves (nil: all). A simulated profile that
+	// enables an Accord plugin whose CRD is not served is an error naming both.
+	CRDs crdcheck.Availability
 	// Plugins are the Accord plugins registered with the simulated scheduler; nil means
 	// accord-scheduler's own list, schedplugins.Descriptors().
 	Plugins []schedplugins.Descriptor
@@ -166,7 +170,7 @@ func New(ctx context.Context, opts Options) (*Simulator, error) {
 		if descriptors == nil {
 			descriptors = schedplugins.Descriptors()
 		}
-		crs = crcache.NewForFactory(opts.AccordInformerFactory)
+		crs = crcache.NewForFactory(opts.AccordInformerFactory, opts.CRDs)
 		outOfTree = schedplugins.Registry(descriptors, crs)
 	}
 	reg, err := registry(outOfTree)

@@ -23,6 +23,7 @@ import (
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/pkg/constraints"
+	"github.com/accord-sched/accord/pkg/crdcheck"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 )
@@ -40,7 +41,13 @@ type Cache struct {
 	// it down.
 	external bool
 
+	// served tells which CRDs the cluster serves (NewForFactory's caller found out); nil: ask API
+	// discovery through the client (New), or take every CRD as served (NewForClient).
+	served   crdcheck.Availability
+	discover bool
+
 	mu      sync.Mutex
+	client  accordclient.Interface
 	factory accordinformers.SharedInformerFactory
 	csrs    *Store[schedv1alpha1.ClusterScopedResource]
 	metrics *Store[slov1alpha1.NodeMetric]
@@ -58,6 +65,7 @@ func New() *Cache {
 			return accordclient.NewForConfig(cfg)
 		},
 		syncTimeout: DefaultSyncTimeout,
+		discover:    true,
 	}
 }
 
@@ -72,9 +80,29 @@ func NewForClient(client accordclient.Interface) *Cache {
 // NewForFactory returns a Cache whose stores are fed by factory, an informer factory its caller owns
 // (the descheduler's, for its scheduler simulation). The plugin factories then neither start nor
 // wait for it: the caller starts factory after building the plugins and waits for HasSynced before
-// the first Filter. Shutdown leaves factory alone.
-func NewForFactory(factory accordinformers.SharedInformerFactory) *Cache {
-	return &Cache{factory: factory, external: true, syncTimeout: DefaultSyncTimeout}
+// the first Filter. Shutdown leaves factory alone. served tells which CRDs the cluster serves (nil:
+// all): a plugin that needs another fails to build, naming the CRD, instead of registering an
+// informer that could never sync.
+func NewForFactory(factory accordinformers.SharedInformerFactory, served crdcheck.Availability) *Cache {
+	return &Cache{factory: factory, external: true, syncTimeout: DefaultSyncTimeout, served: served}
+}
+
+// require returns a *crdcheck.MissingError when the cluster does not serve crd. A Cache built by New
+// asks API discovery (once per CRD it needs), so a scheduler profile that enables a plugin whose CRD
+// is not installed fails at start with an error naming both (kube-scheduler names the plugin)
+// instead of after the cache-sync timeout.
+func (c *Cache) require(crd crdcheck.CRD) error {
+	c.mu.Lock()
+	served, discover, client := c.served, c.discover, c.client
+	c.mu.Unlock()
+	if served == nil && discover && client != nil {
+		found, err := crdcheck.Discover(client.Discovery(), crd)
+		if err != nil {
+			return err
+		}
+		served = found
+	}
+	return crdcheck.Require(served, crd, "the scheduler plugin")
 }
 
 // HasSynced reports whether every store handed out so far has seen its informer's initial list.
@@ -107,6 +135,7 @@ func (c *Cache) factoryFor(h fwk.Handle) (accordinformers.SharedInformerFactory,
 	if err != nil {
 		return nil, fmt.Errorf("building the Accord client: %w", err)
 	}
+	c.client = client
 	c.factory = accordinformers.NewSharedInformerFactory(client, 0)
 	return c.factory, nil
 }
@@ -119,6 +148,9 @@ func (c *Cache) ClusterScopedResources(ctx context.Context, h fwk.Handle) (Store
 	if err != nil {
 		return Store[schedv1alpha1.ClusterScopedResource]{}, err
 	}
+	if err := c.require(crdcheck.ClusterScopedResources()); err != nil {
+		return Store[schedv1alpha1.ClusterScopedResource]{}, err
+	}
 	// Read-mostly: a node's CR changes rarely, and Filter and Score read it for every (pod, node).
 	return storeFor(ctx, c, &c.csrs, compileOffer, true, f, "ClusterScopedResource", f.Scheduling().V1alpha1().ClusterScopedResources().Informer())
 }
@@ -128,6 +160,9 @@ func (c *Cache) ClusterScopedResources(ctx context.Context, h fwk.Handle) (Store
 func (c *Cache) NodeMetrics(ctx context.Context, h fwk.Handle) (Store[slov1alpha1.NodeMetric], error) {
 	f, err := c.factoryFor(h)
 	if err != nil {
+		return Store[slov1alpha1.NodeMetric]{}, err
+	}
+	if err := c.require(crdcheck.NodeMetrics()); err != nil {
 		return Store[slov1alpha1.NodeMetric]{}, err
 	}
 	return storeFor(ctx, c, &c.metrics, compileLoad, false, f, "NodeMetric", f.Slo().V1alpha1().NodeMetrics().Informer())

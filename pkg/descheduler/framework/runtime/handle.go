@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 
+	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 )
@@ -64,9 +65,17 @@ type handle struct {
 	nodes labels.Selector
 	// metrics are the policy's metrics providers, shared by every profile.
 	metrics framework.MetricsProviders
+	// crds tells which of Accord's CRDs the cluster serves; nil: all of them.
+	crds crdcheck.Availability
 }
 
-var _ framework.Handle = &handle{}
+var (
+	_ framework.Handle          = &handle{}
+	_ framework.CRDAvailability = &handle{}
+)
+
+// ServesCRD reports whether the cluster serves crd (Options.CRDs; every CRD when that is nil).
+func (h *handle) ServesCRD(crd crdcheck.CRD) bool { return h.crds == nil || h.crds.Serves(crd) }
 
 func (h *handle) ClientSet() clientset.Interface                               { return h.client }
 func (h *handle) SharedInformerFactory() informers.SharedInformerFactory       { return h.factory }

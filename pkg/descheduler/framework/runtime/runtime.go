@@ -29,6 +29,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/accord-sched/accord/apis/descheduler"
+	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
@@ -55,6 +56,9 @@ type Options struct {
 	// TracerProvider, when set, traces every cycle, every Deschedule/Balance call and every
 	// eviction a plugin asks for (see tracing.go); nil traces nothing.
 	TracerProvider trace.TracerProvider
+	// CRDs tells plugins which of Accord's CRDs the cluster serves (framework.ServesCRD), as API
+	// discovery found at start; nil means every CRD is taken to be served.
+	CRDs crdcheck.Availability
 }
 
 // Profile is a built profile.
@@ -157,7 +161,7 @@ func (d *Descheduler) buildProfile(i int, p *descheduler.DeschedulerPolicy, opts
 		Observer:           opts.Observer,
 	}
 	h := &handle{profile: cfg.Name, client: opts.Client, factory: opts.InformerFactory, accord: opts.AccordInformerFactory,
-		evictor: ev, pods: pods, recorder: opts.EventRecorder, nodes: sel, metrics: d.sources}
+		evictor: ev, pods: pods, recorder: opts.EventRecorder, nodes: sel, metrics: d.sources, crds: opts.CRDs}
 	prof := &Profile{Name: cfg.Name, nodeSelector: sel, evictor: ev, handle: h}
 
 	built := map[string]framework.Plugin{}
@@ -342,6 +346,17 @@ func (d *Descheduler) Metrics() *metrics.Metrics { return d.metrics }
 // WaitForCacheSync waits for the node and pod informers.
 func (d *Descheduler) WaitForCacheSync(ctx context.Context) bool {
 	return cache.WaitForCacheSync(ctx.Done(), d.synced...)
+}
+
+// HasSynced reports whether the runtime's own event handlers (the node and pod informers' ones) have
+// seen the informers' initial lists; WaitForCacheSync waits for it.
+func (d *Descheduler) HasSynced() bool {
+	for _, s := range d.synced {
+		if !s() {
+			return false
+		}
+	}
+	return true
 }
 
 // RunCycle runs one descheduling cycle: it resets the per-cycle limits, lists the Ready nodes from the

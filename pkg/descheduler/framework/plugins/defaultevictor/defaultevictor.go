@@ -118,7 +118,7 @@ func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	}
 	if args.NodeFit {
 		d.nodes = h.SharedInformerFactory().Core().V1().Nodes().Lister()
-		d.fitter = NewNodeFitter(h, h.AccordInformerFactory().Scheduling().V1alpha1().ClusterScopedResources().Lister(), args.MissingCRPolicy)
+		d.fitter = NewNodeFitterFor(h, args.MissingCRPolicy)
 	}
 	if d.protected[PodsWithoutPDB] {
 		d.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()

@@ -17,6 +17,7 @@ import (
 	"github.com/accord-sched/accord/apis/config"
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/constraints"
+	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	accordlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
 )
@@ -60,6 +61,21 @@ func NewNodeFitter(h framework.Handle, csrs accordlisters.ClusterScopedResourceL
 		policy = config.MissingCRPolicyReject
 	}
 	return &NodeFitter{h: h, csrs: csrs, policy: policy, nodes: map[string]*nodeUsage{}}
+}
+
+// NewNodeFitterFor returns the NodeFitter a plugin of h uses: reading ClusterScopedResources from
+// h's Accord informer factory when the cluster serves their CRD, treating a node without one as
+// policy says. When the cluster does not serve the CRD, no ClusterScopedResource can exist and no
+// scheduler places pods by one, so the ClusterScopedResource rule is vacuous: the fitter checks
+// readiness, taints, node affinity and resources only (as upstream's nodeFit does) and requests no
+// informer (one for a resource that is not served would never sync). Call it from a plugin factory.
+func NewNodeFitterFor(h framework.Handle, policy config.MissingCRPolicy) *NodeFitter {
+	if !framework.ServesCRD(h, crdcheck.ClusterScopedResources()) {
+		klog.Background().Info("The cluster does not serve the ClusterScopedResource CRD; nodeFit checks readiness, taints, node affinity and resources only",
+			"profile", h.ProfileName(), "crd", crdcheck.ClusterScopedResources().Name())
+		return NewNodeFitter(h, nil, config.MissingCRPolicyIgnore)
+	}
+	return NewNodeFitter(h, h.AccordInformerFactory().Scheduling().V1alpha1().ClusterScopedResources().Lister(), policy)
 }
 
 // Reset drops the kept totals of every node.

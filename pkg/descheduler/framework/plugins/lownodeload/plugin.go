@@ -20,6 +20,7 @@ import (
 
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/pkg/constraints"
+	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 	slolisters "github.com/accord-sched/accord/pkg/generated/listers/slo/v1alpha1"
@@ -57,6 +58,9 @@ func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	}
 	ns, err := pluginutil.NewPodSelector(args.EvictableNamespaces, nil)
 	if err != nil {
+		return nil, err
+	}
+	if err := framework.RequireCRD(h, crdcheck.NodeMetrics(), Name); err != nil {
 		return nil, err
 	}
 	p := &Plugin{

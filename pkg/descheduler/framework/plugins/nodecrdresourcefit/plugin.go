@@ -19,6 +19,7 @@ import (
 	"github.com/accord-sched/accord/apis/config"
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/constraints"
+	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 	accordlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
@@ -53,6 +54,9 @@ func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	sel, err := pluginutil.NewPodSelector(args.Namespaces, args.LabelSelector)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	if err := framework.RequireCRD(h, crdcheck.ClusterScopedResources(), Name); err != nil {
+		return nil, err
 	}
 	inf := h.AccordInformerFactory().Scheduling().V1alpha1().ClusterScopedResources()
 	return &Plugin{

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/simulator"
 )
@@ -137,6 +138,7 @@ func NewWithClock(args *SchedulerSimulationArgs, h framework.Handle, c clock.Pas
 	}
 	if af := h.AccordInformerFactory(); af != nil {
 		opts.AccordInformerFactory = af
+		opts.CRDs = crdAvailability{h}
 	}
 	sim, err := simulator.New(ctx, opts)
 	if err != nil {
@@ -158,6 +160,11 @@ func NewWithClock(args *SchedulerSimulationArgs, h framework.Handle, c clock.Pas
 	}
 	return p, nil
 }
+
+// crdAvailability answers for the Handle which CRDs the cluster serves.
+type crdAvailability struct{ h framework.Handle }
+
+func (a crdAvailability) Serves(crd crdcheck.CRD) bool { return framework.ServesCRD(a.h, crd) }
 
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return Name }

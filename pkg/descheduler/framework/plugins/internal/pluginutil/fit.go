@@ -19,11 +19,12 @@ type Fitter struct {
 }
 
 // NewFitter returns a Fitter reading ClusterScopedResources from the handle's informer factory,
-// treating a node without one as the scheduler's default missingCRPolicy (Reject) does. Call it from
-// a plugin factory, so that the informer is started with the others.
+// treating a node without one as the scheduler's default missingCRPolicy (Reject) does; on a
+// cluster that does not serve the ClusterScopedResource CRD it checks no CR and watches none (see
+// defaultevictor.NewNodeFitterFor). Call it from a plugin factory, so that the informer is started
+// with the others.
 func NewFitter(h framework.Handle) *Fitter {
-	return &Fitter{f: defaultevictor.NewNodeFitter(h, h.AccordInformerFactory().Scheduling().V1alpha1().ClusterScopedResources().Lister(),
-		config.MissingCRPolicyReject)}
+	return &Fitter{f: defaultevictor.NewNodeFitterFor(h, config.DefaultMissingCRPolicy)}
 }
 
 // FitsOn reports whether pod fits node.
