@@ -87,7 +87,7 @@ func TestUpstreamPolicyEveryField(t *testing.T) {
 		!*p.EvictionFailureEventNotification {
 		t.Errorf("policy-level fields not decoded: %+v", p)
 	}
-	if len(p.Profiles) != 2 || p.Profiles[0].Name != "ProfileName" || p.Profiles[1].Name != "second" {
+	if len(p.Profiles) != 3 || p.Profiles[0].Name != "ProfileName" || p.Profiles[1].Name != "second" || p.Profiles[2].Name != "protections" {
 		t.Fatalf("profiles: %+v", p.Profiles)
 	}
 	prof := p.Profiles[0]
@@ -118,15 +118,22 @@ func TestUpstreamPolicyEveryField(t *testing.T) {
 		NodeFit: true, MinReplicas: 2, MinPodAge: &metav1.Duration{Duration: 5 * time.Minute},
 		NoEvictionPolicy:  defaultevictor.MandatoryNoEvictionPolicy,
 		PriorityThreshold: &defaultevictor.PriorityThreshold{Value: ptr.To[int32](100000)},
-		PodProtections: defaultevictor.PodProtections{DefaultDisabled: []defaultevictor.PodProtection{"DaemonSetPods"},
-			ExtraEnabled: []defaultevictor.PodProtection{"PodsWithoutPDB"}},
 	}
 	if de.NodeSelector != want.NodeSelector || !de.EvictLocalStoragePods || !de.IgnorePvcPods || !de.EvictFailedBarePods ||
 		!de.NodeFit || de.MinReplicas != 2 || de.MinPodAge.Duration != 5*time.Minute || de.NoEvictionPolicy != want.NoEvictionPolicy ||
-		*de.PriorityThreshold.Value != 100000 || de.PodProtections.DefaultDisabled[0] != "DaemonSetPods" ||
-		de.PodProtections.ExtraEnabled[0] != "PodsWithoutPDB" || de.LabelSelector.MatchLabels["app"] != "web" ||
+		*de.PriorityThreshold.Value != 100000 || de.LabelSelector.MatchLabels["app"] != "web" ||
 		de.LabelSelector.MatchExpressions[0].Values[0] != "frontend" {
 		t.Errorf("DefaultEvictor args = %+v", de)
+	}
+	for _, pc := range p.Profiles[2].PluginConfigs {
+		if a, ok := pc.Args.(*defaultevictor.DefaultEvictorArgs); ok {
+			pp := a.PodProtections
+			if a.NamespaceLabelSelector.MatchLabels["team"] != "payments" || pp.DefaultDisabled[0] != "DaemonSetPods" ||
+				len(pp.ExtraEnabled) != 3 || pp.ExtraEnabled[1] != defaultevictor.PodsWithResourceClaims ||
+				pp.Config.PodsWithPVC.ProtectedStorageClasses[0].Name != "local-path" {
+				t.Errorf("protections profile's DefaultEvictor args = %+v", a)
+			}
+		}
 	}
 	if ta.Threshold != 7 {
 		t.Errorf("args defaulting not applied: threshold = %d", ta.Threshold)

@@ -48,9 +48,16 @@ type DefaultEvictor struct {
 
 	nodes  corelisters.NodeLister
 	fitter *NodeFitter
-	pdbs   policylisters.PodDisruptionBudgetLister
-	owners cache.Indexer
-	now    func() time.Time
+	// nsSel and namespaces: namespaceLabelSelector (nil when not set).
+	nsSel      labels.Selector
+	namespaces corelisters.NamespaceLister
+	// pvcs and storageClasses: podProtections.config.PodsWithPVC.protectedStorageClasses (nil when
+	// every pod with a claim is protected).
+	pvcs           corelisters.PersistentVolumeClaimLister
+	storageClasses map[string]bool
+	pdbs           policylisters.PodDisruptionBudgetLister
+	owners         cache.Indexer
+	now            func() time.Time
 }
 
 var (
@@ -108,6 +115,21 @@ func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 			return nil, fmt.Errorf("labelSelector: %w", err)
 		}
 		d.selector = s
+	}
+	if sel := args.NamespaceLabelSelector; sel != nil && (len(sel.MatchLabels) > 0 || len(sel.MatchExpressions) > 0) {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil {
+			return nil, fmt.Errorf("namespaceLabelSelector: %w", err)
+		}
+		d.nsSel = s
+		d.namespaces = h.SharedInformerFactory().Core().V1().Namespaces().Lister()
+	}
+	if c := args.PodProtections.Config; d.protected[PodsWithPVC] && c != nil && c.PodsWithPVC != nil && len(c.PodsWithPVC.ProtectedStorageClasses) > 0 {
+		d.storageClasses = map[string]bool{}
+		for _, sc := range c.PodsWithPVC.ProtectedStorageClasses {
+			d.storageClasses[sc.Name] = true
+		}
+		d.pvcs = h.SharedInformerFactory().Core().V1().PersistentVolumeClaims().Lister()
 	}
 	if args.NodeSelector != "" {
 		s, err := labels.Parse(args.NodeSelector)
@@ -172,6 +194,12 @@ func (d *DefaultEvictor) filter(pod *corev1.Pod) (bool, string) {
 	if !d.selector.Matches(labels.Set(pod.Labels)) {
 		return false, "labelSelector does not match"
 	}
+	if d.nsSel != nil {
+		ns, err := d.namespaces.Get(pod.Namespace)
+		if err != nil || !d.nsSel.Matches(labels.Set(ns.Labels)) {
+			return false, "namespace does not match namespaceLabelSelector"
+		}
+	}
 	if d.args.MinPodAge != nil && d.now().Sub(pod.CreationTimestamp.Time) < d.args.MinPodAge.Duration {
 		return false, "younger than minPodAge"
 	}
@@ -202,13 +230,43 @@ func (d *DefaultEvictor) filter(pod *corev1.Pod) (bool, string) {
 	if d.protected[PodsWithLocalStorage] && slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.HostPath != nil || v.EmptyDir != nil }) {
 		return false, "pod with local storage"
 	}
-	if d.protected[PodsWithPVC] && slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.PersistentVolumeClaim != nil }) {
-		return false, "pod with a PersistentVolumeClaim"
+	if d.protected[PodsWithPVC] {
+		if why, protected := d.pvcProtected(pod); protected {
+			return false, why
+		}
+	}
+	if d.protected[PodsWithResourceClaims] && len(pod.Spec.ResourceClaims) > 0 {
+		return false, "pod with ResourceClaims"
 	}
 	if d.protected[PodsWithoutPDB] && !d.hasPDB(pod) {
 		return false, "pod without a PodDisruptionBudget"
 	}
 	return true, ""
+}
+
+// pvcProtected applies PodsWithPVC: every pod with a claim is protected, or, with
+// protectedStorageClasses, a pod with a claim of one of those classes. A claim that cannot be read,
+// or has no class, protects its pod (better kept than evicted on a guess).
+func (d *DefaultEvictor) pvcProtected(pod *corev1.Pod) (string, bool) {
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		if d.storageClasses == nil {
+			return "pod with a PersistentVolumeClaim", true
+		}
+		claim, err := d.pvcs.PersistentVolumeClaims(pod.Namespace).Get(v.PersistentVolumeClaim.ClaimName)
+		if err != nil {
+			return fmt.Sprintf("PersistentVolumeClaim %s cannot be read: %v", v.PersistentVolumeClaim.ClaimName, err), true
+		}
+		if claim.Spec.StorageClassName == nil || *claim.Spec.StorageClassName == "" {
+			return fmt.Sprintf("PersistentVolumeClaim %s has no storage class", claim.Name), true
+		}
+		if d.storageClasses[*claim.Spec.StorageClassName] {
+			return fmt.Sprintf("PersistentVolumeClaim %s of protected storage class %s", claim.Name, *claim.Spec.StorageClassName), true
+		}
+	}
+	return "", false
 }
 
 func (d *DefaultEvictor) isSystemCritical(pod *corev1.Pod) bool {

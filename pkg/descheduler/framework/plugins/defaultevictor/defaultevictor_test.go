@@ -1,6 +1,7 @@
 package defaultevictor
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func newEvictor(t *testing.T, c *frameworktest.Cluster, args *DefaultEvictorArgs
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := New(args, &handle{c: c, pods: indexer})
+	pl, err := New(args, &frameworktest.Handle{Cluster: c, Pods: indexer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +86,12 @@ func TestFilterRules(t *testing.T) {
 	}
 
 	allowing := newEvictor(t, frameworktest.NewCluster(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000}), &DefaultEvictorArgs{
-		EvictLocalStoragePods: true, EvictDaemonSetPods: true, EvictFailedBarePods: true,
 		PriorityThreshold: &PriorityThreshold{Name: "high"},
-		PodProtections:    PodProtections{DefaultDisabled: []PodProtection{BarePods, PodsWithPVC, SystemCriticalPods}},
-		LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-		MinPodAge:         &metav1.Duration{Duration: 30 * time.Minute},
-		NoEvictionPolicy:  MandatoryNoEvictionPolicy,
+		PodProtections: PodProtections{DefaultDisabled: []PodProtection{PodsWithLocalStorage, DaemonSetPods, FailedBarePods,
+			BarePods, PodsWithPVC, SystemCriticalPods}},
+		LabelSelector:    &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		MinPodAge:        &metav1.Duration{Duration: 30 * time.Minute},
+		NoEvictionPolicy: MandatoryNoEvictionPolicy,
 	})
 	for i, tc := range cases[4:13] {
 		if !allowing.Filter(tc.pod) {
@@ -200,5 +201,104 @@ func TestNodeFit(t *testing.T) {
 	d := newEvictor(t, c, &DefaultEvictorArgs{NodeFit: true, NodeSelector: "zone=z9"})
 	if d.PreEvictionFilter(victim) {
 		t.Error("nodeSelector did not limit nodeFit's candidates")
+	}
+}
+
+// The deprecated booleans still turn protections off, as upstream's do.
+func TestDeprecatedBooleans(t *testing.T) {
+	d := newEvictor(t, frameworktest.NewCluster(), &DefaultEvictorArgs{EvictLocalStoragePods: true, EvictDaemonSetPods: true})
+	local := pod("local", func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	})
+	ds := pod("ds", func(p *corev1.Pod) { p.OwnerReferences[0].Kind = "DaemonSet" })
+	if !d.Filter(local) || !d.Filter(ds) {
+		t.Fatal("evictLocalStoragePods/evictDaemonSetPods did not turn the protections off")
+	}
+}
+
+// namespaceLabelSelector: only pods of namespaces whose labels match are evictable.
+func TestNamespaceLabelSelector(t *testing.T) {
+	c := frameworktest.NewCluster(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "pay", Labels: map[string]string{"team": "payments"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"team": "web"}}})
+	d := newEvictor(t, c, &DefaultEvictorArgs{NamespaceLabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "payments"}}})
+	in := pod("in", func(p *corev1.Pod) { p.Namespace = "pay" })
+	out := pod("out", func(p *corev1.Pod) { p.Namespace = "web" })
+	gone := pod("gone", func(p *corev1.Pod) { p.Namespace = "missing" })
+	if !d.Filter(in) {
+		t.Error("pod of a matching namespace not evictable")
+	}
+	if ok, why := d.filter(out); ok || why != "namespace does not match namespaceLabelSelector" {
+		t.Errorf("pod of another namespace: %v %q", ok, why)
+	}
+	if d.Filter(gone) {
+		t.Error("pod of an unknown namespace evictable")
+	}
+	// An empty selector selects everything, as upstream.
+	all := newEvictor(t, frameworktest.NewCluster(), &DefaultEvictorArgs{NamespaceLabelSelector: &metav1.LabelSelector{}})
+	if !all.Filter(out) {
+		t.Error("an empty namespaceLabelSelector filtered a pod")
+	}
+}
+
+// PodsWithResourceClaims (extra): pods with DRA claims are protected when it is enabled.
+func TestPodsWithResourceClaims(t *testing.T) {
+	claim := pod("claim", func(p *corev1.Pod) {
+		p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("gpu-claim")}}
+	})
+	if !newEvictor(t, frameworktest.NewCluster(), &DefaultEvictorArgs{}).Filter(claim) {
+		t.Error("a pod with a ResourceClaim protected by default")
+	}
+	d := newEvictor(t, frameworktest.NewCluster(), &DefaultEvictorArgs{PodProtections: PodProtections{ExtraEnabled: []PodProtection{PodsWithResourceClaims}}})
+	if ok, why := d.filter(claim); ok || why != "pod with ResourceClaims" {
+		t.Errorf("PodsWithResourceClaims: %v %q", ok, why)
+	}
+}
+
+// podProtections.config.PodsWithPVC.protectedStorageClasses: only pods with a claim of a listed
+// class are protected; a claim without a class, or that cannot be read, protects its pod.
+func TestProtectedStorageClasses(t *testing.T) {
+	pvc := func(name string, class *string) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
+			Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: class}}
+	}
+	c := frameworktest.NewCluster(pvc("local", ptr.To("local-path")), pvc("net", ptr.To("ceph")), pvc("none", nil))
+	d := newEvictor(t, c, &DefaultEvictorArgs{PodProtections: PodProtections{Config: &PodProtectionsConfig{
+		PodsWithPVC: &PodsWithPVCConfig{ProtectedStorageClasses: []ProtectedStorageClass{{Name: "local-path"}}}}}})
+	withClaim := func(claim string) *corev1.Pod {
+		return pod(claim, func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}
+		})
+	}
+	for claim, want := range map[string]bool{"local": false, "net": true, "none": false, "absent": false} {
+		if got := d.Filter(withClaim(claim)); got != want {
+			_, why := d.filter(withClaim(claim))
+			t.Errorf("pod with claim %q: evictable = %v, want %v (%s)", claim, got, want, why)
+		}
+	}
+}
+
+// Upstream's rules: the deprecated booleans do not mix with the lists; PodsWithPVC settings need
+// the protection on; storage class names are required and unique.
+func TestProtectionValidation(t *testing.T) {
+	a := &DefaultEvictorArgs{EvictLocalStoragePods: true, PodProtections: PodProtections{
+		DefaultDisabled: []PodProtection{PodsWithPVC, PodsWithPVC},
+		Config:          &PodProtectionsConfig{PodsWithPVC: &PodsWithPVCConfig{ProtectedStorageClasses: []ProtectedStorageClass{{Name: ""}, {Name: "a"}, {Name: "a"}}}},
+	}, NamespaceLabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Bogus"}}}}
+	var got []string
+	for _, e := range a.Validate(nil) {
+		got = append(got, string(e.Type)+" "+e.Field)
+	}
+	for _, want := range []string{
+		"FieldValueForbidden evictLocalStoragePods",
+		"FieldValueDuplicate podProtections.defaultDisabled[1]",
+		"FieldValueInvalid podProtections.config.PodsWithPVC",
+		"FieldValueRequired podProtections.config.PodsWithPVC.protectedStorageClasses[0].name",
+		"FieldValueDuplicate podProtections.config.PodsWithPVC.protectedStorageClasses[2].name",
+		"FieldValueInvalid namespaceLabelSelector.matchExpressions[0].operator",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("missing %q in %q", want, got)
+		}
 	}
 }

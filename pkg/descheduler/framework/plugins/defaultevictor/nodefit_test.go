@@ -24,7 +24,7 @@ import (
 // benchmarks and plugintest's settle change them.
 type fitEnv struct {
 	c    *frameworktest.Cluster
-	h    *handle
+	h    *frameworktest.Handle
 	csrs accordlisters.ClusterScopedResourceLister
 }
 
@@ -36,26 +36,26 @@ func newFitEnv(t *testing.T) *fitEnv {
 		t.Fatal(err)
 	}
 	inf := c.CRs.Scheduling().V1alpha1().ClusterScopedResources()
-	return &fitEnv{c: c, h: &handle{c: c, pods: indexer}, csrs: inf.Lister()}
+	return &fitEnv{c: c, h: &frameworktest.Handle{Cluster: c, Pods: indexer}, csrs: inf.Lister()}
 }
 
 func (e *fitEnv) addPod(t *testing.T, p *corev1.Pod) {
 	t.Helper()
-	if err := e.h.pods.Add(p); err != nil {
+	if err := e.h.Pods.Add(p); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func (e *fitEnv) updatePod(t *testing.T, p *corev1.Pod) {
 	t.Helper()
-	if err := e.h.pods.Update(p); err != nil {
+	if err := e.h.Pods.Update(p); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func (e *fitEnv) deletePod(t *testing.T, p *corev1.Pod) {
 	t.Helper()
-	if err := e.h.pods.Delete(p); err != nil {
+	if err := e.h.Pods.Delete(p); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -17,6 +17,9 @@ type DefaultEvictorArgs struct {
 	NodeSelector string `json:"nodeSelector,omitempty"`
 	// LabelSelector, when set, only lets pods it matches be evicted.
 	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+	// NamespaceLabelSelector, when set (and not empty), only lets pods be evicted whose namespace's
+	// labels it matches.
+	NamespaceLabelSelector *metav1.LabelSelector `json:"namespaceLabelSelector,omitempty"`
 	// PriorityThreshold: pods at or above it are system-critical and are protected unless
 	// SystemCriticalPods is disabled. Defaults to the system-critical priority (2000000000).
 	PriorityThreshold *PriorityThreshold `json:"priorityThreshold,omitempty"`
@@ -60,10 +63,33 @@ type PriorityThreshold struct {
 	Value *int32 `json:"value,omitempty"`
 }
 
-// PodProtections lists protections to turn off (DefaultDisabled) and on (ExtraEnabled).
+// PodProtections lists protections to turn off (DefaultDisabled) and on (ExtraEnabled), and the
+// settings of those that have some (Config).
 type PodProtections struct {
 	ExtraEnabled    []PodProtection `json:"extraEnabled,omitempty"`
 	DefaultDisabled []PodProtection `json:"defaultDisabled,omitempty"`
+	// Config holds the settings of protections that have some; each field is named after its
+	// protection.
+	Config *PodProtectionsConfig `json:"config,omitempty"`
+}
+
+// PodProtectionsConfig holds the settings of the protections that have some.
+type PodProtectionsConfig struct {
+	// PodsWithPVC narrows the PodsWithPVC protection to some storage classes.
+	PodsWithPVC *PodsWithPVCConfig `json:"PodsWithPVC,omitempty"`
+}
+
+// PodsWithPVCConfig narrows the PodsWithPVC protection.
+type PodsWithPVCConfig struct {
+	// ProtectedStorageClasses, when not empty, protects only the pods with a PersistentVolumeClaim of
+	// one of these storage classes (a claim whose class cannot be read protects its pod); empty
+	// protects every pod with a claim.
+	ProtectedStorageClasses []ProtectedStorageClass `json:"protectedStorageClasses,omitempty"`
+}
+
+// ProtectedStorageClass names a storage class whose pods PodsWithPVC protects.
+type ProtectedStorageClass struct {
+	Name string `json:"name"`
 }
 
 // PodProtection names a class of pods the DefaultEvictor protects from eviction.
@@ -86,6 +112,8 @@ const (
 	PodsWithPVC PodProtection = "PodsWithPVC"
 	// PodsWithoutPDB: pods no PodDisruptionBudget selects (extra).
 	PodsWithoutPDB PodProtection = "PodsWithoutPDB"
+	// PodsWithResourceClaims: pods with DRA ResourceClaims (spec.resourceClaims) (extra).
+	PodsWithResourceClaims PodProtection = "PodsWithResourceClaims"
 )
 
 // NoEvictionPolicy says how the prefer-no-eviction annotation is read.
