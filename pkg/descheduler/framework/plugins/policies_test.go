@@ -15,6 +15,7 @@ import (
 	"github.com/accord-sched/accord/apis/config"
 	"github.com/accord-sched/accord/apis/descheduler"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/highnodeutilization"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
@@ -77,6 +78,17 @@ func TestUpstreamPolicies(t *testing.T) {
 			TypeMeta: typeMeta("RemovePodsHavingTooManyRestartsArgs"), PodRestartThreshold: 100, IncludingInitContainers: true, States: []string{"CrashLoopBackOff"}}},
 		{"podlifetime.yaml", podlifetime.Name, &podlifetime.PodLifeTimeArgs{TypeMeta: typeMeta("PodLifeTimeArgs"), MaxPodLifeTimeSeconds: ptr.To[uint](86400),
 			States: []string{"Pending", "PodInitializing"}, IncludingInitContainers: true}},
+		{"podlifetime-transitions.yaml", podlifetime.Name, &podlifetime.PodLifeTimeArgs{TypeMeta: typeMeta("PodLifeTimeArgs"),
+			States: []string{"CrashLoopBackOff", "OOMKilled"}, OwnerKinds: &podlifetime.OwnerKinds{Exclude: []string{"DaemonSet"}},
+			Conditions: []podlifetime.PodConditionFilter{{Type: "Ready", Status: "False", MinTimeSinceLastTransitionSeconds: ptr.To[uint](600)}},
+			ExitCodes:  []int32{137}, IncludingInitContainers: true}},
+		{"defaultevictor-protections.yaml", defaultevictor.Name, &defaultevictor.DefaultEvictorArgs{TypeMeta: typeMeta("DefaultEvictorArgs"),
+			NamespaceLabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpIn, Values: []string{"payments", "checkout"}}}},
+			PodProtections: defaultevictor.PodProtections{ExtraEnabled: []defaultevictor.PodProtection{defaultevictor.PodsWithResourceClaims, defaultevictor.PodsWithPVC},
+				DefaultDisabled: []defaultevictor.PodProtection{defaultevictor.FailedBarePods},
+				Config:          &defaultevictor.PodProtectionsConfig{PodsWithPVC: &defaultevictor.PodsWithPVCConfig{ProtectedStorageClasses: []defaultevictor.ProtectedStorageClass{{Name: "local-path"}}}}},
+			PriorityThreshold: &defaultevictor.PriorityThreshold{Value: ptr.To[int32](2000000000)}, NoEvictionPolicy: defaultevictor.PreferredNoEvictionPolicy,
+			MissingCRPolicy: config.MissingCRPolicyReject}},
 		{"removefailedpods.yaml", removefailedpods.Name, &removefailedpods.RemoveFailedPodsArgs{TypeMeta: typeMeta("RemoveFailedPodsArgs"),
 			Reasons: []string{"NodeAffinity"}, IncludingInitContainers: true, ExcludeOwnerKinds: []string{"Job"}, MinPodLifetimeSeconds: ptr.To[uint](3600), ExitCodes: []int32{1}}},
 		{"lownodeutilization.yaml", lownodeutilization.Name, &lownodeutilization.LowNodeUtilizationArgs{TypeMeta: typeMeta("LowNodeUtilizationArgs"),
@@ -129,9 +141,14 @@ func TestBadArgs(t *testing.T) {
 		{"percent over 100", "lownodeutilization.yaml", `"cpu" : 50`, `"cpu" : 150`, "profiles[0].pluginConfig[1].args.targetThresholds[cpu]"},
 		{"threshold over target", "lownodeutilization.yaml", `"cpu" : 20`, `"cpu" : 70`, "profiles[0].pluginConfig[1].args.thresholds[cpu]"},
 		{"affinity type", "removepodsviolatingnodeaffinity.yaml", `"requiredDuringSchedulingIgnoredDuringExecution"`, `"requiredDuringExecution"`, "args.nodeAffinityType[0]"},
-		{"missing lifetime", "podlifetime.yaml", "maxPodLifeTimeSeconds: 86400", "", "args.maxPodLifeTimeSeconds"},
+		{"no criterion", "podlifetime.yaml", "maxPodLifeTimeSeconds: 86400\n        states:\n        - \"Pending\"\n        - \"PodInitializing\"\n        ", "", "args: Required value: at least one of maxPodLifeTimeSeconds"},
 		{"missing CR policy value", "nodecrdresourcefit.yaml", "missingCRPolicy: Reject", "missingCRPolicy: Maybe", "args.missingCRPolicy"},
 		{"low above high", "lownodeload.yaml", "cpu: 40", "cpu: 85", "args.lowThresholds[cpu]"},
+		{"storage class typo", "defaultevictor-protections.yaml", "protectedStorageClasses:", "protectedStorageClass:", `unknown field "podProtections.config.PodsWithPVC.protectedStorageClass"`},
+		{"namespace selector typo", "defaultevictor-protections.yaml", "namespaceLabelSelector:", "namespaceLabelSelecter:", `unknown field "namespaceLabelSelecter"`},
+		{"condition typo", "podlifetime-transitions.yaml", "minTimeSinceLastTransitionSeconds", "minTimeSinceTransitionSeconds", `unknown field "conditions[0].minTimeSinceTransitionSeconds"`},
+		{"owner kinds both", "podlifetime-transitions.yaml", `exclude: ["DaemonSet"]`, `exclude: ["DaemonSet"]` + "\n          include: [\"Job\"]", "args.ownerKinds"},
+		{"unknown protection", "defaultevictor-protections.yaml", `"PodsWithResourceClaims"`, `"PodsWithClaims"`, "args.podProtections.extraEnabled[0]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package podlifetime
 
-// SetDefaults_PodLifeTimeArgs sets nothing: as upstream, maxPodLifeTimeSeconds must be given.
+// SetDefaults_PodLifeTimeArgs sets nothing: as upstream, the criteria (maxPodLifeTimeSeconds,
+// states, conditions, exitCodes) must be given.
 func SetDefaults_PodLifeTimeArgs(*PodLifeTimeArgs) {}
 
 // SetDefaults implements framework.ArgsDefaulter.
