@@ -329,12 +329,12 @@ profiles: [{name: p}]`, []string{"FieldValueInvalid maxNoOfPodsToEvictPerNode", 
 		"bad selectors": {`
 nodeSelector: "a in (b"
 profiles: [{name: p, nodeSelector: "=x"}]`, []string{"FieldValueInvalid nodeSelector", "FieldValueInvalid profiles[0].nodeSelector"}},
-		"args for a plugin not enabled": {`
+		"args for a plugin not enabled are accepted but still validated (as upstream)": {`
 profiles:
 - name: p
   pluginConfig:
   - name: RecordingDeschedule
-    args: {threshold: 3}`, []string{"FieldValueInvalid profiles[0].pluginConfig[0].name"}},
+    args: {threshold: 300}`, []string{"FieldValueInvalid profiles[0].pluginConfig[0].args.threshold"}},
 		"args for an unknown plugin": {`
 profiles:
 - name: p

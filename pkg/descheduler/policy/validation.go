@@ -66,7 +66,7 @@ func EnabledPath(profile int, point ExtensionPoint, name string, p *descheduler.
 
 // Validate checks a decoded policy against the registry: profile names (present, unique), limits
 // (not negative), selectors, plugin names at every extension point (registered, not repeated, at most
-// one evict plugin), plugin args (only for enabled plugins, of the registered type, and valid by the
+// one evict plugin), plugin args (also of plugins the profile does not enable, as upstream: of the registered type, and valid by the
 // plugin's own validator). Whether a plugin implements the extension points it is enabled at is known
 // only once it is built; the runtime reports that with the same paths.
 func Validate(p *descheduler.DeschedulerPolicy, registry framework.Registry, args framework.ArgsTypes) field.ErrorList {
@@ -120,7 +120,6 @@ func validateSelector(path *field.Path, sel *string) field.ErrorList {
 
 func validateProfile(path *field.Path, prof *descheduler.DeschedulerProfile, registry framework.Registry, args framework.ArgsTypes) field.ErrorList {
 	var errs field.ErrorList
-	enabled := sets.New[string]()
 	for _, point := range ExtensionPoints {
 		set := PluginSet(&prof.Plugins, point)
 		pointPath := path.Child("plugins", string(point))
@@ -146,7 +145,6 @@ func validateProfile(path *field.Path, prof *descheduler.DeschedulerProfile, reg
 		if point == Evict && len(on) > 1 {
 			errs = append(errs, field.TooMany(pointPath.Child("enabled"), len(on), 1))
 		}
-		enabled.Insert(on...)
 	}
 	configured := sets.New[string]()
 	for j := range prof.PluginConfigs {
@@ -162,10 +160,9 @@ func validateProfile(path *field.Path, prof *descheduler.DeschedulerProfile, reg
 		case configured.Has(pc.Name):
 			errs = append(errs, field.Duplicate(p.Child("name"), pc.Name))
 			continue
-		case !enabled.Has(pc.Name):
-			errs = append(errs, field.Invalid(p.Child("name"), pc.Name, "args given for a plugin that is not enabled in this profile"))
-			continue
 		}
+		// Args of a plugin the profile does not enable are accepted, as upstream accepts them (a
+		// policy may keep a plugin's settings while it is switched off), and validated all the same.
 		configured.Insert(pc.Name)
 		errs = append(errs, validateArgs(p.Child("args"), pc, args)...)
 	}

@@ -94,6 +94,14 @@ func TestUpstreamPolicies(t *testing.T) {
 		{"lownodeutilization.yaml", lownodeutilization.Name, &lownodeutilization.LowNodeUtilizationArgs{TypeMeta: typeMeta("LowNodeUtilizationArgs"),
 			Thresholds: pluginutil.ResourceThresholds{"cpu": 20, "memory": 20, "pods": 20}, TargetThresholds: pluginutil.ResourceThresholds{"cpu": 50, "memory": 50, "pods": 50},
 			EvictableNamespaces: &pluginutil.Namespaces{Exclude: []string{"kube-system"}}}},
+		{"lownodeutilization-evictionlimits.yaml", lownodeutilization.Name, &lownodeutilization.LowNodeUtilizationArgs{TypeMeta: typeMeta("LowNodeUtilizationArgs"),
+			Thresholds: pluginutil.ResourceThresholds{"cpu": 25, "memory": 25, "pods": 100}, TargetThresholds: pluginutil.ResourceThresholds{"cpu": 70, "memory": 70, "pods": 100},
+			EvictionLimits: &pluginutil.EvictionLimits{Node: ptr.To[uint](3)}}},
+		{"lownodeutilization-evictionlimits.yaml", highnodeutilization.Name, &highnodeutilization.HighNodeUtilizationArgs{TypeMeta: typeMeta("HighNodeUtilizationArgs"),
+			Thresholds: pluginutil.ResourceThresholds{"cpu": 15, "memory": 100, "pods": 100}}},
+		{"highnodeutilization-evictionmodes.yaml", highnodeutilization.Name, &highnodeutilization.HighNodeUtilizationArgs{TypeMeta: typeMeta("HighNodeUtilizationArgs"),
+			Thresholds:    pluginutil.ResourceThresholds{"cpu": 30, "memory": 100, "pods": 100},
+			EvictionModes: []highnodeutilization.EvictionMode{highnodeutilization.EvictionModeOnlyThresholdingResources}}},
 		{"highnodeutilization.yaml", highnodeutilization.Name, &highnodeutilization.HighNodeUtilizationArgs{TypeMeta: typeMeta("HighNodeUtilizationArgs"),
 			Thresholds: pluginutil.ResourceThresholds{"cpu": 20, "memory": 20, "pods": 20}, EvictableNamespaces: &pluginutil.Namespaces{Exclude: []string{"kube-system"}}}},
 		{"nodecrdresourcefit.yaml", nodecrdresourcefit.Name, &nodecrdresourcefit.NodeCRDResourceFitArgs{TypeMeta: typeMeta("NodeCRDResourceFitArgs"),
@@ -148,6 +156,8 @@ func TestBadArgs(t *testing.T) {
 		{"namespace selector typo", "defaultevictor-protections.yaml", "namespaceLabelSelector:", "namespaceLabelSelecter:", `unknown field "namespaceLabelSelecter"`},
 		{"condition typo", "podlifetime-transitions.yaml", "minTimeSinceLastTransitionSeconds", "minTimeSinceTransitionSeconds", `unknown field "conditions[0].minTimeSinceTransitionSeconds"`},
 		{"owner kinds both", "podlifetime-transitions.yaml", `exclude: ["DaemonSet"]`, `exclude: ["DaemonSet"]` + "\n          include: [\"Job\"]", "args.ownerKinds"},
+		{"eviction mode typo", "highnodeutilization-evictionmodes.yaml", `"OnlyThresholdingResources"`, `"OnlyThresholdResources"`, "args.evictionModes[0]"},
+		{"eviction limits typo", "lownodeutilization-evictionlimits.yaml", "node: 3", "nodes: 3", `unknown field "evictionLimits.nodes"`},
 		{"unknown protection", "defaultevictor-protections.yaml", `"PodsWithResourceClaims"`, `"PodsWithClaims"`, "args.podProtections.extraEnabled[0]"},
 	}
 	for _, tc := range cases {

@@ -3,6 +3,7 @@ package highnodeutilization
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -77,6 +78,31 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 	pluginutil.SortByUsage(under, false)
 	m := &pluginutil.Mover{Handle: p.h, Plugin: Name, Resources: p.resources, Select: p.ns.Matches,
 		Reason: func(u *pluginutil.NodeUsage) string { return fmt.Sprintf("node %s is underutilized", u.Node.Name) }}
+	if slices.Contains(p.args.EvictionModes, EvictionModeOnlyThresholdingResources) {
+		// The thresholding resources are those thresholds lists below 100 percent (the defaults
+		// fill the unlisted cpu, memory and pods in at 100, where they never decide).
+		var thresholding []corev1.ResourceName
+		for _, r := range p.resources {
+			if p.args.Thresholds[r] < 100 {
+				thresholding = append(thresholding, r)
+			}
+		}
+		m.Select = func(pod *corev1.Pod) bool { return p.ns.Matches(pod) && requestsAny(pod, thresholding) }
+	}
 	m.Move(ctx, under, pluginutil.Capacity(others, p.resources, full), func(*pluginutil.NodeUsage) bool { return true })
 	return nil
+}
+
+// requestsAny reports whether a container or init container of the pod requests one of names.
+func requestsAny(pod *corev1.Pod, names []corev1.ResourceName) bool {
+	for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range cs {
+			for _, n := range names {
+				if _, ok := cs[i].Resources.Requests[n]; ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

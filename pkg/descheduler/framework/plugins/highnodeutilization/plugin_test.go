@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -25,6 +27,8 @@ func TestArgs(t *testing.T) {
 		{name: "out of range", args: HighNodeUtilizationArgs{Thresholds: rt{"cpu": 120}}, errs: []string{"a.thresholds[cpu]"}},
 		{name: "bad resource name", args: HighNodeUtilizationArgs{Thresholds: rt{"not a name": 10}}, errs: []string{"a.thresholds[not a name]"}},
 		{name: "negative numberOfNodes", args: HighNodeUtilizationArgs{Thresholds: rt{"cpu": 10}, NumberOfNodes: -2}, errs: []string{"a.numberOfNodes"}},
+		{name: "eviction mode", args: HighNodeUtilizationArgs{Thresholds: rt{"cpu": 10}, EvictionModes: []EvictionMode{"OnlyThresholdingResources"}}},
+		{name: "unknown eviction mode", args: HighNodeUtilizationArgs{Thresholds: rt{"cpu": 10}, EvictionModes: []EvictionMode{"Everything"}}, errs: []string{"a.evictionModes[0]"}},
 		{name: "namespaces", args: HighNodeUtilizationArgs{Thresholds: rt{"cpu": 10}, EvictableNamespaces: &pluginutil.Namespaces{Include: []string{"a"}, Exclude: []string{"b"}}}, errs: []string{"a.evictableNamespaces"}},
 	}
 	for _, tc := range cases {
@@ -81,5 +85,38 @@ func TestBalance(t *testing.T) {
 				t.Fatalf("evicted %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// evictionModes [OnlyThresholdingResources]: a pod that requests none of the thresholds' resources
+// stays where it is (upstream's mode).
+func TestOnlyThresholdingResources(t *testing.T) {
+	memOnly := frameworktest.Pod("ns", "mem-only", "n1", 0)
+	memOnly.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+	initCPU := frameworktest.Pod("ns", "init-cpu", "n1", 0)
+	initCPU.Spec.Containers[0].Resources.Requests = nil
+	initCPU.Spec.InitContainers = []corev1.Container{{Name: "i", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}
+	objs := []runtime.Object{frameworktest.Node("n1", nil, 10, 16), frameworktest.Node("n2", nil, 10, 16),
+		frameworktest.Pod("ns", "cpu", "n1", 500), memOnly, initCPU, frameworktest.Pod("ns", "busy", "n2", 6000)}
+	for _, tc := range []struct {
+		modes []EvictionMode
+		want  []string
+	}{
+		{nil, []string{"ns/cpu", "ns/init-cpu", "ns/mem-only"}},
+		{[]EvictionMode{EvictionModeOnlyThresholdingResources}, []string{"ns/cpu", "ns/init-cpu"}},
+	} {
+		env := plugintest.New(t, plugintest.Options{}, objs...)
+		a := HighNodeUtilizationArgs{Thresholds: rt{"cpu": 20}, EvictionModes: tc.modes}
+		a.SetDefaults()
+		pl, err := New(&a, env.Handle())
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Start(t)
+		got := env.Balance(t, pl.(*Plugin))
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("modes %v: evicted %v, want %v", tc.modes, got, tc.want)
+		}
 	}
 }

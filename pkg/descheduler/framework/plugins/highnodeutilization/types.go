@@ -18,4 +18,13 @@ type HighNodeUtilizationArgs struct {
 	NumberOfNodes int `json:"numberOfNodes,omitempty"`
 	// EvictableNamespaces limits the pods that may be evicted.
 	EvictableNamespaces *pluginutil.Namespaces `json:"evictableNamespaces,omitempty"`
+	// EvictionModes change which pods may be evicted (OnlyThresholdingResources).
+	EvictionModes []EvictionMode `json:"evictionModes,omitempty"`
 }
+
+// EvictionMode changes which pods the plugin may evict.
+type EvictionMode string
+
+// EvictionModeOnlyThresholdingResources: only pods with a request (in a container or an init
+// container) for one of the resources of thresholds are evicted.
+const EvictionModeOnlyThresholdingResources EvictionMode = "OnlyThresholdingResources"

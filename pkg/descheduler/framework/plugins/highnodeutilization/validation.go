@@ -14,6 +14,11 @@ func ValidateHighNodeUtilizationArgs(path *field.Path, a *HighNodeUtilizationArg
 		errs = append(errs, field.Invalid(path.Child("numberOfNodes"), a.NumberOfNodes, "must not be negative"))
 	}
 	errs = append(errs, pluginutil.ValidateNamespaces(path.Child("evictableNamespaces"), a.EvictableNamespaces)...)
+	for i, m := range a.EvictionModes {
+		if m != EvictionModeOnlyThresholdingResources {
+			errs = append(errs, field.NotSupported(path.Child("evictionModes").Index(i), m, []EvictionMode{EvictionModeOnlyThresholdingResources}))
+		}
+	}
 	return errs
 }
 

@@ -132,6 +132,15 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 			return fmt.Sprintf("node %s is over its target utilization (metrics.k8s.io)", u.Node.Name)
 		}
 	}
+	if l := p.args.EvictionLimits; l != nil && l.Node != nil {
+		if *l.Node == 0 {
+			logger.V(3).Info("evictionLimits.node is 0: no pod may be evicted")
+			return nil
+		}
+		if m.MaxPerSource == 0 || int(*l.Node) < m.MaxPerSource {
+			m.MaxPerSource = int(*l.Node)
+		}
+	}
 	m.Move(ctx, overNodes, pluginutil.Capacity(under, p.resources, high), over)
 	return nil
 }

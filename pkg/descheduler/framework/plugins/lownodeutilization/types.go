@@ -23,6 +23,8 @@ type LowNodeUtilizationArgs struct {
 	NumberOfNodes int `json:"numberOfNodes,omitempty"`
 	// EvictableNamespaces limits the pods that may be evicted.
 	EvictableNamespaces *pluginutil.Namespaces `json:"evictableNamespaces,omitempty"`
+	// EvictionLimits bound the plugin's evictions per node and cycle.
+	EvictionLimits *pluginutil.EvictionLimits `json:"evictionLimits,omitempty"`
 	// MetricsUtilization makes the plugin judge nodes by measured usage instead of requests (see
 	// metrics.go).
 	MetricsUtilization *MetricsUtilization `json:"metricsUtilization,omitempty"`

@@ -49,6 +49,11 @@ func (in *LowNodeUtilizationArgs) DeepCopyInto(out *LowNodeUtilizationArgs) {
 		*out = new(pluginutil.Namespaces)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.EvictionLimits != nil {
+		in, out := &in.EvictionLimits, &out.EvictionLimits
+		*out = new(pluginutil.EvictionLimits)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.MetricsUtilization != nil {
 		in, out := &in.MetricsUtilization, &out.MetricsUtilization
 		*out = new(MetricsUtilization)

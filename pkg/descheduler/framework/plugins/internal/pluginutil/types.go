@@ -13,6 +13,15 @@ type Namespaces struct {
 	Exclude []string `json:"exclude,omitempty"`
 }
 
+// EvictionLimits bound one plugin's evictions in a cycle, under the policy's own limits (upstream's
+// `evictionLimits` arg).
+//
+// +k8s:deepcopy-gen=true
+type EvictionLimits struct {
+	// Node bounds the plugin's evictions from one node in one cycle.
+	Node *uint `json:"node,omitempty"`
+}
+
 // Percentage is a share of a node's allocatable, 0 to 100.
 type Percentage float64
 
