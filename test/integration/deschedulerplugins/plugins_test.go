@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
@@ -238,4 +239,82 @@ func (c *cluster) metric(node, cpu string, pods []slov1alpha1.PodUsage) {
 	if _, err := env.Accord.SloV1alpha1().NodeMetrics().UpdateStatus(ctx, m, metav1.UpdateOptions{}); err != nil {
 		c.t.Fatal(err)
 	}
+}
+
+// PodLifeTime with upstream's newer criteria, no maxPodLifeTimeSeconds: a crash-looping pod and an
+// OOM-killed one go at any age, a healthy one stays, and ownerKinds keeps the Job's; then exitCodes
+// alone picks the OOM-killed pod's 137.
+func TestPodLifeTimeTransitions(t *testing.T) {
+	c := newCluster(t, "transitions", harness.NodeSpec{Name: "n0"})
+	crash := func(s *corev1.PodStatus) {
+		s.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	}
+	oom := func(s *corev1.PodStatus) {
+		s.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}
+	}
+	crashing, killed, healthy := c.pod("crashing", "n0"), c.pod("killed", "n0"), c.pod("healthy", "n0")
+	jobCrashing := c.pod("job-crashing", "n0", func(p *corev1.Pod) { p.OwnerReferences[0].Kind = "Job" })
+	c.status(crashing, crash)
+	c.status(jobCrashing, crash)
+	c.status(killed, oom)
+	noConditions := []string{"        conditions:\n        - type: Ready\n          status: \"False\"\n          minTimeSinceLastTransitionSeconds: 600\n", ""}
+	c.runPolicy("podlifetime-transitions.yaml", append(noConditions, "        exitCodes: [137]\n", "", `exclude: ["DaemonSet"]`, `exclude: ["Job"]`)...)
+	c.expect(c.evicted(crashing, killed, healthy, jobCrashing), "crashing", "killed")
+
+	c2 := newCluster(t, "exitcodes", harness.NodeSpec{Name: "n0"})
+	killed2, crashing2 := c2.pod("killed", "n0"), c2.pod("crashing", "n0")
+	c2.status(killed2, oom)
+	c2.status(crashing2, crash)
+	c2.runPolicy("podlifetime-transitions.yaml", append(noConditions, `states: ["CrashLoopBackOff", "OOMKilled"]`, "")...)
+	c2.expect(c2.evicted(killed2, crashing2), "killed")
+}
+
+// DefaultEvictor's upstream protection fields on the real control plane: only pods of namespaces
+// whose labels match namespaceLabelSelector, a claim of a protected storage class keeps its pod,
+// another class's does not, and a pod with a ResourceClaim is kept (PodsWithResourceClaims).
+func TestDefaultEvictorProtections(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, "protections", harness.NodeSpec{Name: "n0"})
+	// The other namespace's node carries this test's node label, so the policy's nodeSelector takes it.
+	other := newCluster(t, "unprotected", harness.NodeSpec{Name: "n0", Labels: map[string]string{nsLabel: c.ns}})
+	ns, err := env.Client.CoreV1().Namespaces().Get(ctx, c.ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Labels["team"] = "payments"
+	if _, err := env.Client.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, class := range map[string]string{"local": "local-path", "net": "ceph"} {
+		if _, err := env.Client.CoreV1().PersistentVolumeClaims(c.ns).Create(ctx, &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &class, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(pvc string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc}}}}
+		}
+	}
+	failed := func(c *cluster, p *corev1.Pod) {
+		c.status(p, func(s *corev1.PodStatus) {
+			s.Phase = corev1.PodFailed
+			s.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}
+		})
+	}
+	local, net, plain := c.pod("local", "n0", claim("local")), c.pod("net", "n0", claim("net")), c.pod("plain", "n0")
+	dra := c.pod("dra", "n0", func(p *corev1.Pod) {
+		p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("gpu-claim")}}
+	})
+	elsewhere := other.pod("elsewhere", "n0")
+	for _, p := range []*corev1.Pod{local, net, plain, dra} {
+		failed(c, p)
+	}
+	failed(other, elsewhere)
+	c.runPolicy("defaultevictor-protections.yaml")
+	c.expect(c.evicted(local, net, plain, dra), "net", "plain")
+	other.expect(other.evicted(elsewhere))
 }
