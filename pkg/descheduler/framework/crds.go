@@ -3,6 +3,7 @@ package framework
 import (
 	"fmt"
 
+	"github.com/accord-sched/accord/apis/config"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 )
 
@@ -32,4 +33,27 @@ func RequireCRD(h Handle, crd crdcheck.CRD, plugin string) error {
 		return nil
 	}
 	return &crdcheck.MissingError{CRD: crd, Needer: fmt.Sprintf("plugin %q (profile %q)", plugin, h.ProfileName())}
+}
+
+// MissingCRPolicyArgs is implemented by the args of plugins that judge nodes without a
+// ClusterScopedResource (DefaultEvictor's nodeFit, NodeCRDResourceFit): the profile's
+// missingCRPolicy is theirs, and the runtime refuses a profile whose plugins disagree on it.
+type MissingCRPolicyArgs interface {
+	MissingCRPolicyArg() config.MissingCRPolicy
+}
+
+// CRPolicySource is implemented by the runtime's Handle: the profile's missingCRPolicy.
+type CRPolicySource interface {
+	MissingCRPolicy() config.MissingCRPolicy
+}
+
+// MissingCRPolicyOf returns the missingCRPolicy of h's profile (its plugins' args, see
+// MissingCRPolicyArgs), or the default (Reject) when none sets one or h cannot tell.
+func MissingCRPolicyOf(h Handle) config.MissingCRPolicy {
+	if s, ok := h.(CRPolicySource); ok {
+		if p := s.MissingCRPolicy(); p != "" {
+			return p
+		}
+	}
+	return config.DefaultMissingCRPolicy
 }

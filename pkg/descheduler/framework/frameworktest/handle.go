@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 
+	"github.com/accord-sched/accord/apis/config"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
@@ -31,9 +32,17 @@ type Handle struct {
 	Metrics framework.MetricsProviders
 	// Profile is the profile's name; "" reads "test".
 	Profile string
+	// CRPolicy is the profile's missingCRPolicy (framework.MissingCRPolicyOf); "" is the default.
+	CRPolicy config.MissingCRPolicy
 }
 
-var _ framework.Handle = &Handle{}
+var (
+	_ framework.Handle         = &Handle{}
+	_ framework.CRPolicySource = &Handle{}
+)
+
+// MissingCRPolicy returns CRPolicy.
+func (h *Handle) MissingCRPolicy() config.MissingCRPolicy { return h.CRPolicy }
 
 // NewHandle returns a Handle over c with the pod node index registered on c's informer factory
 // (before the factory starts).

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 
+	"github.com/accord-sched/accord/apis/config"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
@@ -67,12 +68,18 @@ type handle struct {
 	metrics framework.MetricsProviders
 	// crds tells which of Accord's CRDs the cluster serves; nil: all of them.
 	crds crdcheck.Availability
+	// crPolicy is the profile's missingCRPolicy ("" when no plugin sets one).
+	crPolicy config.MissingCRPolicy
 }
 
 var (
 	_ framework.Handle          = &handle{}
 	_ framework.CRDAvailability = &handle{}
+	_ framework.CRPolicySource  = &handle{}
 )
+
+// MissingCRPolicy is the profile's missingCRPolicy (see framework.MissingCRPolicyOf).
+func (h *handle) MissingCRPolicy() config.MissingCRPolicy { return h.crPolicy }
 
 // ServesCRD reports whether the cluster serves crd (Options.CRDs; every CRD when that is nil).
 func (h *handle) ServesCRD(crd crdcheck.CRD) bool { return h.crds == nil || h.crds.Serves(crd) }

@@ -129,3 +129,30 @@ profiles:
 		t.Errorf("evictions = %v", evicted)
 	}
 }
+
+// A profile has one rule for nodes without a ClusterScopedResource: DefaultEvictor and
+// NodeCRDResourceFit with different missingCRPolicy values are refused, naming both.
+func TestProfileMissingCRPolicyMustAgree(t *testing.T) {
+	c := frameworktest.NewCluster(frameworktest.Node("n1", nil, 4, 8))
+	p, err := policy.Decode([]byte(`apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: p
+  pluginConfig:
+  - name: DefaultEvictor
+    args: {nodeFit: true, missingCRPolicy: Ignore}
+  - name: NodeCRDResourceFit
+    args: {missingCRPolicy: Reject}
+  plugins:
+    deschedule: {enabled: [NodeCRDResourceFit]}
+    preEvictionFilter: {disabled: [SchedulerSimulation]}
+`), plugins.NewInTreeArgs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fwruntime.New(p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
+		Registry: plugins.NewInTreeRegistry(), Metrics: metrics.New()})
+	if err == nil || !strings.Contains(err.Error(), `plugin "DefaultEvictor" has missingCRPolicy Ignore and plugin "NodeCRDResourceFit" has Reject`) {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/accord-sched/accord/apis/config"
 	"github.com/accord-sched/accord/apis/descheduler"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
@@ -160,8 +161,12 @@ func (d *Descheduler) buildProfile(i int, p *descheduler.DeschedulerPolicy, opts
 		NotifyFailures:     p.EvictionFailureEventNotification != nil && *p.EvictionFailureEventNotification,
 		Observer:           opts.Observer,
 	}
+	crPolicy, err := missingCRPolicy(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	h := &handle{profile: cfg.Name, client: opts.Client, factory: opts.InformerFactory, accord: opts.AccordInformerFactory,
-		evictor: ev, pods: pods, recorder: opts.EventRecorder, nodes: sel, metrics: d.sources, crds: opts.CRDs}
+		evictor: ev, pods: pods, recorder: opts.EventRecorder, nodes: sel, metrics: d.sources, crds: opts.CRDs, crPolicy: crPolicy}
 	prof := &Profile{Name: cfg.Name, nodeSelector: sel, evictor: ev, handle: h}
 
 	built := map[string]framework.Plugin{}
@@ -323,6 +328,34 @@ func (d *Descheduler) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// missingCRPolicy is the profile's missingCRPolicy: the one its enabled plugins' args set
+// (framework.MissingCRPolicyArgs), "" when none does. Two enabled plugins that set different ones
+// are an error naming both: a profile has one rule for nodes without a ClusterScopedResource.
+func missingCRPolicy(cfg *descheduler.DeschedulerProfile) (config.MissingCRPolicy, error) {
+	enabled := map[string]bool{}
+	for _, point := range policy.ExtensionPoints {
+		for _, name := range policy.Enabled(&cfg.Plugins, point) {
+			enabled[name] = true
+		}
+	}
+	var got config.MissingCRPolicy
+	var from string
+	for _, pc := range cfg.PluginConfigs {
+		a, ok := pc.Args.(framework.MissingCRPolicyArgs)
+		if !ok || !enabled[pc.Name] || a.MissingCRPolicyArg() == "" {
+			continue
+		}
+		switch p := a.MissingCRPolicyArg(); {
+		case got == "":
+			got, from = p, pc.Name
+		case p != got:
+			return "", fmt.Errorf("profile %q: plugin %q has missingCRPolicy %s and plugin %q has %s: a profile has one rule for nodes without a ClusterScopedResource",
+				cfg.Name, from, got, pc.Name, p)
+		}
+	}
+	return got, nil
 }
 
 func argsOf(cfg *descheduler.DeschedulerProfile, name string) k8sruntime.Object {

@@ -132,17 +132,15 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 	if node == nil {
 		return fwk.NewStatus(fwk.Error, "node not found")
 	}
-	csr, offer := crcache.OfferOf(p.store, node.Name)
-	if csr == nil {
-		if p.policy == config.MissingCRPolicyIgnore {
-			return nil
-		}
+	_, offer := crcache.OfferOf(p.store, node.Name)
+	switch v := offer.Fit(s.requested, p.policy); {
+	case !v.Rejected:
+		return nil
+	case v.NoCR:
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ReasonNoCR)
+	default:
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, MissingResourceReason(v.Missing))
 	}
-	if missing, ok := offer.MissingResource(s.requested); ok {
-		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, MissingResourceReason(missing))
-	}
-	return nil
 }
 
 // MissingResourceReason is the Filter reason for a node that does not enable the resource.

@@ -177,7 +177,7 @@ func nonTerminal(p *corev1.Pod) bool {
 // schedulable, its taints tolerated, the pod's required node affinity and nodeSelector matched, its
 // free resources (allocatable minus the requests of the non-terminal pods bound to it, from h)
 // enough, and its ClusterScopedResource (from csrs) must enable every resource in requested; a node
-// without one enables nothing (missingCRPolicy Reject). It builds the node's requested totals on
+// without one fits nothing (missingCRPolicy Reject, constraints.FitCR). It builds the node's requested totals on
 // every call; use a NodeFitter (which also takes the policy) to check many pods or nodes.
 func NodeFits(pod *corev1.Pod, node *corev1.Node, requested []corev1.ResourceName, h framework.Handle, csrs accordlisters.ClusterScopedResourceLister) (bool, string) {
 	return nodeFits(pod, node, requested, csrs, config.MissingCRPolicyReject, nodeaffinity.GetRequiredNodeAffinity(pod), func(node *corev1.Node) (*schedframework.NodeInfo, error) {
@@ -221,12 +221,9 @@ func nodeFits(pod *corev1.Pod, node *corev1.Node, requested []corev1.ResourceNam
 	return true, ""
 }
 
-// crViolation is nodeFit's ClusterScopedResource verdict, from pkg/constraints: the node's CR must
-// enable every requested resource. A node without a CR passes under missingCRPolicy Ignore, as the
-// scheduler's NodeCRDResourceFit Filter lets it through; under Reject it enables nothing, so it fits
-// no pod that requests a resource. (The scheduler's Filter rejects such a node even for a pod that
-// requests nothing; nodeFit, which also judges pods the Accord scheduler does not place, lets those
-// through, as it always did.)
+// crViolation is nodeFit's ClusterScopedResource verdict: the scheduler's rule, constraints.FitCR,
+// with the node's CR and missingCRPolicy (a node without a CR fits under Ignore and fits nothing
+// under Reject, as accord-scheduler's Filter decides).
 func crViolation(csrs accordlisters.ClusterScopedResourceLister, policy config.MissingCRPolicy, node string, requested []corev1.ResourceName) (string, bool) {
 	var csr *schedv1alpha1.ClusterScopedResource
 	if csrs != nil {
@@ -238,13 +235,14 @@ func crViolation(csrs accordlisters.ClusterScopedResourceLister, policy config.M
 			return fmt.Sprintf("reading the node's ClusterScopedResource: %v", err), true
 		}
 	}
-	if csr == nil && policy == config.MissingCRPolicyIgnore {
+	switch v := constraints.FitCR(csr, requested, policy); {
+	case !v.Rejected:
 		return "", false
+	case v.NoCR:
+		return "node has no ClusterScopedResource", true
+	default:
+		return fmt.Sprintf("ClusterScopedResource does not enable %s", v.Missing), true
 	}
-	if missing, ok := constraints.MissingResource(csr, requested); ok {
-		return fmt.Sprintf("ClusterScopedResource does not enable %s", missing), true
-	}
-	return "", false
 }
 
 func nodeReady(n *corev1.Node) bool {

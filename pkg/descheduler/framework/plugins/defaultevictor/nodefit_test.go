@@ -228,9 +228,9 @@ func TestNodeFitMissingCRPolicy(t *testing.T) {
 		want    bool
 		wantWhy string
 	}{
-		{"Reject, no CR", config.MissingCRPolicyReject, nil, cpuPod, false, "ClusterScopedResource does not enable cpu"},
-		// Unlike the scheduler's Filter (see crViolation).
-		{"Reject, no CR, pod requests nothing", config.MissingCRPolicyReject, nil, nothing, true, ""},
+		{"Reject, no CR", config.MissingCRPolicyReject, nil, cpuPod, false, "node has no ClusterScopedResource"},
+		// As the scheduler's Filter: the one rule, constraints.FitCR.
+		{"Reject, no CR, pod requests nothing", config.MissingCRPolicyReject, nil, nothing, false, "node has no ClusterScopedResource"},
 		{"Reject, CR enables cpu", config.MissingCRPolicyReject, []corev1.ResourceName{corev1.ResourceCPU}, cpuPod, true, ""},
 		{"Reject, CR lacks cpu", config.MissingCRPolicyReject, []corev1.ResourceName{gpu}, cpuPod, false, "ClusterScopedResource does not enable cpu"},
 		{"Ignore, no CR", config.MissingCRPolicyIgnore, nil, cpuPod, true, ""},
@@ -238,7 +238,7 @@ func TestNodeFitMissingCRPolicy(t *testing.T) {
 		{"Ignore, CR enables cpu", config.MissingCRPolicyIgnore, []corev1.ResourceName{corev1.ResourceCPU}, cpuPod, true, ""},
 		{"Ignore, CR lacks cpu", config.MissingCRPolicyIgnore, []corev1.ResourceName{gpu}, cpuPod, false, "ClusterScopedResource does not enable cpu"},
 		{"Ignore, empty CR, pod requests nothing", config.MissingCRPolicyIgnore, []corev1.ResourceName{}, nothing, true, ""},
-		{"unset policy is Reject", "", nil, cpuPod, false, "ClusterScopedResource does not enable cpu"},
+		{"unset policy is Reject", "", nil, cpuPod, false, "node has no ClusterScopedResource"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -72,21 +72,17 @@ func (p *Plugin) Name() string { return Name }
 
 // Violation is the descheduler's verdict for a pod on a node whose ClusterScopedResource is csr (nil
 // when the node has none): whether the scheduler plugin's Filter would reject the pair, and why. It
-// makes the Filter's decision with the same pkg/constraints calls: no CR is a violation under
-// Reject and never under Ignore; otherwise the pod violates when the CR does not enable a resource
-// it requests. buf is scratch space for the requested resource names (may be nil).
+// is the Filter's rule, constraints.FitCR (missingCRPolicy included). buf is scratch space for the
+// requested resource names (may be nil).
 func Violation(csr *schedv1alpha1.ClusterScopedResource, policy config.MissingCRPolicy, pod *corev1.Pod, buf []corev1.ResourceName) (string, bool) {
-	if csr == nil {
-		if policy == config.MissingCRPolicyIgnore {
-			return "", false
-		}
+	switch v := constraints.FitCR(csr, constraints.AppendRequestedResources(buf[:0], pod), policy); {
+	case !v.Rejected:
+		return "", false
+	case v.NoCR:
 		return "node has no ClusterScopedResource", true
+	default:
+		return fmt.Sprintf("node's ClusterScopedResource does not enable %s", v.Missing), true
 	}
-	requested := constraints.AppendRequestedResources(buf[:0], pod)
-	if missing, ok := constraints.MissingResource(csr, requested); ok {
-		return fmt.Sprintf("node's ClusterScopedResource does not enable %s", missing), true
-	}
-	return "", false
 }
 
 func (p *Plugin) schedulerOK(pod *corev1.Pod) bool {

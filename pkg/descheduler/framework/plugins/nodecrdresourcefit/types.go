@@ -26,3 +26,8 @@ type NodeCRDResourceFitArgs struct {
 	// accord-scheduler when it runs as a secondary profile); by default every pod is checked.
 	SchedulerNames []string `json:"schedulerNames,omitempty"`
 }
+
+// MissingCRPolicyArg implements framework.MissingCRPolicyArgs.
+func (a *NodeCRDResourceFitArgs) MissingCRPolicyArg() config.MissingCRPolicy {
+	return a.MissingCRPolicy
+}

@@ -11,15 +11,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	schedframework "k8s.io/kubernetes/pkg/scheduler/framework"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/accord-sched/accord/apis/config"
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	"github.com/accord-sched/accord/pkg/constraints"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
 	descrfit "github.com/accord-sched/accord/pkg/descheduler/framework/plugins/nodecrdresourcefit"
+	accordlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins/loadaware"
 	schedcrfit "github.com/accord-sched/accord/pkg/scheduler/plugins/nodecrdresourcefit"
@@ -185,5 +191,74 @@ func TestLowNodeLoadAgreesWithLoadAwareFilter(t *testing.T) {
 	// Both verdicts must be well represented, or the property says little.
 	if seen[true] < 500 || seen[false] < 500 {
 		t.Fatalf("verdicts %v: the generator is too one-sided", seen)
+	}
+}
+
+// TestNodeFitAgreesWithTheSchedulerFilter: DefaultEvictor's nodeFit and the plugins' shared fit check
+// (pluginutil.Fitter, with the profile's missingCRPolicy) reject a node for its ClusterScopedResource
+// exactly when the scheduler plugin's Filter does. The node is otherwise roomy, Ready and untainted,
+// so the CR rule is the only one that can say no.
+func TestNodeFitAgreesWithTheSchedulerFilter(t *testing.T) {
+	roomy := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")}
+	for _, name := range vocabulary {
+		roomy[name] = resource.MustParse("1000")
+	}
+	seen := map[bool]int{}
+	prop := func(s scenario) bool {
+		node := s.node.DeepCopy()
+		node.Status.Allocatable = roomy
+		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+
+		store := crcache.NewOfferStore()
+		indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		if s.csr != nil {
+			store.Put(s.csr)
+			if err := indexer.Add(s.csr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		filter := schedcrfit.New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: s.policy}, store)
+		state := schedframework.NewCycleState()
+		if _, st := filter.PreFilter(context.Background(), state, s.pod, nil); !st.IsSuccess() {
+			t.Fatalf("PreFilter: %v", st)
+		}
+		ni := schedframework.NewNodeInfo()
+		ni.SetNode(node)
+		rejects := !filter.Filter(context.Background(), state, s.pod, ni).IsSuccess()
+
+		h := &frameworktest.Handle{Cluster: frameworktest.NewCluster(), CRPolicy: s.policy}
+		requested := constraints.AppendRequestedResources(nil, s.pod)
+		fits, why := defaultevictor.NewNodeFitter(h, accordlisters.NewClusterScopedResourceLister(indexer), s.policy).Fits(s.pod, node, requested)
+		seen[rejects]++
+		if rejects == fits {
+			t.Logf("scheduler rejects=%v, nodeFit fits=%v (%s) for pod %+v on CR %+v (policy %s)", rejects, fits, why, s.pod.Spec, s.csr, s.policy)
+			return false
+		}
+		return true
+	}
+	if err := quick.Check(prop, &quick.Config{MaxCount: 3000}); err != nil {
+		t.Fatal(err)
+	}
+	if seen[true] < 300 || seen[false] < 300 {
+		t.Fatalf("verdicts %v: the generator is too one-sided", seen)
+	}
+}
+
+// TestPluginFitterFollowsTheProfilePolicy: the shared fit check (RemovePodsViolatingNodeAffinity,
+// RemovePodsViolatingTopologySpreadConstraint) takes the profile's missingCRPolicy, not Reject
+// regardless: under Ignore a node without a ClusterScopedResource is a home.
+func TestPluginFitterFollowsTheProfilePolicy(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "bare"}, Status: corev1.NodeStatus{
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourcePods: resource.MustParse("110")},
+		Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: corev1.PodSpec{NodeName: "elsewhere",
+		Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}
+	for policy, want := range map[config.MissingCRPolicy]bool{config.MissingCRPolicyIgnore: true, config.MissingCRPolicyReject: false, "": false} {
+		c := frameworktest.NewCluster(node)
+		f := pluginutil.NewFitter(&frameworktest.Handle{Cluster: c, CRPolicy: policy})
+		c.Start(t)
+		if got := f.FitsOn(pod, node, constraints.AppendRequestedResources(nil, pod)); got != want {
+			t.Errorf("policy %q: fits a node without a ClusterScopedResource = %v, want %v", policy, got, want)
+		}
 	}
 }

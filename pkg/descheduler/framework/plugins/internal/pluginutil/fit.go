@@ -3,7 +3,6 @@ package pluginutil
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/accord-sched/accord/apis/config"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 )
@@ -19,12 +18,13 @@ type Fitter struct {
 }
 
 // NewFitter returns a Fitter reading ClusterScopedResources from the handle's informer factory,
-// treating a node without one as the scheduler's default missingCRPolicy (Reject) does; on a
+// treating a node without one as the profile's missingCRPolicy says (framework.MissingCRPolicyOf:
+// its DefaultEvictor's or NodeCRDResourceFit's arg, Reject by default); on a
 // cluster that does not serve the ClusterScopedResource CRD it checks no CR and watches none (see
 // defaultevictor.NewNodeFitterFor). Call it from a plugin factory, so that the informer is started
 // with the others.
 func NewFitter(h framework.Handle) *Fitter {
-	return &Fitter{f: defaultevictor.NewNodeFitterFor(h, config.DefaultMissingCRPolicy)}
+	return &Fitter{f: defaultevictor.NewNodeFitterFor(h, framework.MissingCRPolicyOf(h))}
 }
 
 // FitsOn reports whether pod fits node.

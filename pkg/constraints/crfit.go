@@ -1,0 +1,46 @@
+package constraints
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/accord-sched/accord/apis/config"
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+)
+
+// CRFit is the ClusterScopedResource rule's verdict for one pod on one node: the one verdict
+// accord-scheduler's NodeCRDResourceFit Filter, the descheduler's NodeCRDResourceFit and the
+// DefaultEvictor's nodeFit all act on.
+type CRFit struct {
+	// Rejected is true when the pod may not run on the node.
+	Rejected bool
+	// NoCR is true when the node has no ClusterScopedResource (rejected under missingCRPolicy
+	// Reject, let through under Ignore).
+	NoCR bool
+	// Missing is the first requested resource the node's ClusterScopedResource does not enable.
+	Missing corev1.ResourceName
+}
+
+// noCR is the missing-CR rule, the one place it is written: a node without a ClusterScopedResource
+// is rejected under Reject (the default; an empty policy reads Reject) whatever the pod requests, and
+// let through under Ignore.
+func noCR(policy config.MissingCRPolicy) CRFit {
+	return CRFit{NoCR: true, Rejected: policy != config.MissingCRPolicyIgnore}
+}
+
+// FitCR is the rule on the ClusterScopedResource itself (nil: the node has none).
+func FitCR(csr *schedv1alpha1.ClusterScopedResource, requested []corev1.ResourceName, policy config.MissingCRPolicy) CRFit {
+	if csr == nil {
+		return noCR(policy)
+	}
+	missing, ok := MissingResource(csr, requested)
+	return CRFit{Rejected: ok, Missing: missing}
+}
+
+// Fit is FitCR for the compiled CR (a nil Offer: the node has none).
+func (o *Offer) Fit(requested []corev1.ResourceName, policy config.MissingCRPolicy) CRFit {
+	if o == nil {
+		return noCR(policy)
+	}
+	missing, ok := o.MissingResource(requested)
+	return CRFit{Rejected: ok, Missing: missing}
+}
