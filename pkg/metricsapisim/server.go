@@ -239,6 +239,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, apierrors.NewMethodNotSupported(metricsv1beta1.Resource("nodes"), r.Method))
 		return
 	}
+	if r.URL.Path == "/openapi/v2" {
+		// The aggregator merges every backend's OpenAPI document and retries (logging an error every
+		// minute) while one is missing; an empty one is enough.
+		writeJSON(w, map[string]any{"swagger": "2.0", "info": map[string]string{"title": "simulated metrics.k8s.io", "version": Version}, "paths": map[string]any{}})
+		return
+	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	// apis / metrics.k8s.io / v1beta1 / ...
 	if len(parts) < 2 || parts[0] != "apis" || parts[1] != Group {

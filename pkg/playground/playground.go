@@ -255,8 +255,9 @@ Accord playground is running.
 
 accord-scheduler runs with %s,
 accord-descheduler with %s,
-accord-metrics-reporter with %s: it writes the NodeMetrics from metrics.k8s.io, which a simulated
-metrics server serves (usage = the node's baseline annotation + its running pods' requests).
+accord-metrics-reporter with %s:
+it writes the NodeMetrics from metrics.k8s.io, which a simulated metrics server serves
+(usage = the node's sim.accord.dev/baseline-usage annotation + its running pods' requests).
 Make node-3 cool (it starts at 95%% CPU) and watch its NodeMetric follow within seconds:
   bin/kubectl annotate node node-3 --overwrite sim.accord.dev/baseline-usage='{"cpu":"1","memory":"4Gi"}'
   bin/kubectl get nodemetric node-3 -o jsonpath='{.status.nodeUsage}'
