@@ -9,8 +9,8 @@ import "embed"
 //go:embed crds/*.yaml
 var CRDs embed.FS
 
-// Samples holds the playground's sample objects (samples/*.yaml): simulated nodes, their
-// ClusterScopedResources and NodeMetrics, and sample workloads. Operators can copy them.
+// Samples holds the playground's sample objects (samples/*.yaml): simulated nodes (with their
+// simulated baseline usage), their ClusterScopedResources, and sample workloads. Operators can copy them.
 //
 //go:embed samples/*.yaml
 var Samples embed.FS
@@ -26,3 +26,9 @@ var SchedulerConfig []byte
 //
 //go:embed descheduler/playground-policy.yaml
 var DeschedulerPlaygroundPolicy []byte
+
+// MetricsReporterPlaygroundConfig is the MetricsReporterConfiguration the playground runs
+// accord-metrics-reporter with (metrics-reporter/playground-config.yaml).
+//
+//go:embed metrics-reporter/playground-config.yaml
+var MetricsReporterPlaygroundConfig []byte

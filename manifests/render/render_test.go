@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,11 +11,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	mrv1alpha1 "github.com/accord-sched/accord/apis/metricsreporter/v1alpha1"
 	"github.com/accord-sched/accord/manifests/render"
 	"github.com/accord-sched/accord/pkg/descheduler/app"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/nodecrdresourcefit"
 	"github.com/accord-sched/accord/pkg/descheduler/simulator"
+	"github.com/accord-sched/accord/pkg/metricsreporter"
 )
 
 const (
@@ -101,8 +104,8 @@ func TestChartDefaults(t *testing.T) {
 	}
 	k := kinds(objs)
 	for kind, n := range map[string]int{
-		"CustomResourceDefinition": 2, "ServiceAccount": 2, "ConfigMap": 2, "Deployment": 2, "PodDisruptionBudget": 2,
-		"ClusterRole": 2, "Role": 2, "RoleBinding": 3, "ClusterRoleBinding": 4,
+		"CustomResourceDefinition": 2, "ServiceAccount": 3, "ConfigMap": 3, "Deployment": 3, "PodDisruptionBudget": 3,
+		"ClusterRole": 3, "Role": 3, "RoleBinding": 4, "ClusterRoleBinding": 5,
 	} {
 		if k[kind] != n {
 			t.Errorf("%d %s, want %d (all: %v)", k[kind], kind, n, k)
@@ -124,6 +127,81 @@ func TestChartDefaults(t *testing.T) {
 	image, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
 	if img := image[0].(map[string]any)["image"]; img != "accord-scheduler:v0.1.0" {
 		t.Errorf("scheduler image %v, want accord-scheduler:<appVersion>", img)
+	}
+	loadReporter(t, objs, "accord-metrics-reporter-config")
+	reporterRBAC(t, objs, "accord-metrics-reporter")
+}
+
+// loadReporter decodes a rendered MetricsReporterConfiguration as accord-metrics-reporter does.
+func loadReporter(t *testing.T, objs []*unstructured.Unstructured, cm string) *mrv1alpha1.MetricsReporterConfiguration {
+	t.Helper()
+	data, err := render.ConfigMapData(objs, cm, "config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := metricsreporter.DecodeConfig([]byte(data))
+	if err != nil {
+		t.Fatalf("accord-metrics-reporter configuration: %v", err)
+	}
+	return cfg
+}
+
+// reporterRBAC checks that a rendered ClusterRole of accord-metrics-reporter grants exactly the rules
+// of manifests/metrics-reporter/rbac.yaml (the least privilege the RBAC integration test runs it with).
+func reporterRBAC(t *testing.T, objs []*unstructured.Unstructured, name string) {
+	t.Helper()
+	base, err := render.Objects(mustRead(t, filepath.Join(baseDir, "metrics-reporter", "rbac.yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := render.Find(base, "ClusterRole", "accord-metrics-reporter")
+	got := render.Find(objs, "ClusterRole", name)
+	if want == nil || got == nil {
+		t.Fatalf("ClusterRole: manifests %v, rendered %s: %v", want != nil, name, got != nil)
+	}
+	if w, g := fmt.Sprint(want.Object["rules"]), fmt.Sprint(got.Object["rules"]); w != g {
+		t.Errorf("ClusterRole %s rules\n%s\nwant (manifests/metrics-reporter/rbac.yaml)\n%s", name, g, w)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// metricsReporter.enabled=false leaves the reporter out; its config values reach the ConfigMap.
+func TestChartMetricsReporter(t *testing.T) {
+	r := release
+	r.Values = map[string]any{"metricsReporter": map[string]any{"enabled": false}}
+	objs, err := render.Chart(chartDir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if strings.Contains(o.GetName(), "metrics-reporter") {
+			t.Errorf("metricsReporter.enabled=false renders %s %s", o.GetKind(), o.GetName())
+		}
+	}
+	r.Values = map[string]any{"metricsReporter": map[string]any{"config": map[string]any{"statistic": "last", "samplingPeriodSeconds": 5}}}
+	objs, err = render.Chart(chartDir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := loadReporter(t, objs, "accord-metrics-reporter-config")
+	if cfg.Statistic != "last" || *cfg.SamplingPeriodSeconds != 5 || *cfg.DefaultReportIntervalSeconds != 60 {
+		t.Errorf("rendered configuration: statistic %q, samplingPeriodSeconds %d, defaultReportIntervalSeconds %d", cfg.Statistic, *cfg.SamplingPeriodSeconds, *cfg.DefaultReportIntervalSeconds)
+	}
+	dep := render.Find(objs, "Deployment", "accord-metrics-reporter")
+	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	args := fmt.Sprint(containers[0].(map[string]any)["args"])
+	for _, want := range []string{"--leader-elect=true", "--leader-elect-resource-name=accord-metrics-reporter", "--leader-elect-resource-namespace=accord-system", "--config=/etc/accord-metrics-reporter/config.yaml"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("reporter args %s lack %s", args, want)
+		}
 	}
 }
 
@@ -171,6 +249,8 @@ func TestChartRejectsBadValues(t *testing.T) {
 		{map[string]any{"scheduler": map[string]any{"replicas": 0}}, "/scheduler/replicas"},
 		{map[string]any{"descheduler": map[string]any{"deschedulingInterval": "often"}}, "/descheduler/deschedulingInterval"},
 		{map[string]any{"descheduler": map[string]any{"dryrun": true}}, "dryrun"},
+		{map[string]any{"metricsReporter": map[string]any{"config": map[string]any{"statistic": "p100"}}}, "/metricsReporter/config/statistic"},
+		{map[string]any{"metricsReporter": map[string]any{"config": map[string]any{"source": map[string]any{"type": "Graphite"}}}}, "/metricsReporter/config/source/type"},
 		{map[string]any{"descheduler": map[string]any{"lowNodeLoad": map[string]any{"lowThresholds": map[string]any{"cpu": 90, "memory": 10}}}}, "descheduler.lowNodeLoad.lowThresholds.cpu"},
 	} {
 		r := release
@@ -190,8 +270,13 @@ func TestChartServiceMonitor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := kinds(objs); k["ServiceMonitor"] != 2 || k["Service"] != 2 {
-		t.Errorf("want 2 ServiceMonitors and 2 Services, got %v", k)
+	if k := kinds(objs); k["ServiceMonitor"] != 3 || k["Service"] != 3 {
+		t.Errorf("want 3 ServiceMonitors and 3 Services, got %v", k)
+	}
+	if svc := render.Find(objs, "Service", "accord-metrics-reporter-metrics"); svc == nil {
+		t.Error("no metrics Service for accord-metrics-reporter")
+	} else if ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports"); fmt.Sprint(ports[0].(map[string]any)["port"]) != "10260" {
+		t.Errorf("accord-metrics-reporter metrics Service ports %v, want 10260", ports)
 	}
 	sm := render.Find(objs, "ServiceMonitor", "accord-descheduler")
 	if sm == nil || sm.GetLabels()["release"] != "prom" {
@@ -213,6 +298,8 @@ func TestKustomize(t *testing.T) {
 		}
 	}
 	loadBoth(t, base, "accord-scheduler-config", "accord-descheduler-policy")
+	loadReporter(t, base, "accord-metrics-reporter-config")
+	reporterRBAC(t, base, "accord-metrics-reporter")
 
 	overlay, err := render.Kustomize(filepath.Join(baseDir, "..", "deploy", "overlays", "example"))
 	if err != nil {
@@ -230,7 +317,7 @@ func TestKustomize(t *testing.T) {
 		}
 	}
 	slices.Sort(images)
-	if want := []string{"registry.example.com/accord/accord-descheduler:v0.1.0", "registry.example.com/accord/accord-scheduler:v0.1.0"}; !slices.Equal(images, want) {
+	if want := []string{"registry.example.com/accord/accord-descheduler:v0.1.0", "registry.example.com/accord/accord-metrics-reporter:v0.1.0", "registry.example.com/accord/accord-scheduler:v0.1.0"}; !slices.Equal(images, want) {
 		t.Errorf("overlay images %v, want %v", images, want)
 	}
 }

@@ -50,12 +50,13 @@ func ValuesReference(chartDir string) (string, error) {
 	var b strings.Builder
 	b.WriteString(`# accord Helm chart
 
-accord-scheduler (a second kube-scheduler profile) and accord-descheduler, their CRDs
-(` + "`crds/`" + `, copies of ` + "`manifests/crds`" + `), ServiceAccounts, least-privilege RBAC, leader election,
-probes, PodDisruptionBudgets and an optional ServiceMonitor.
+accord-scheduler (a second kube-scheduler profile), accord-descheduler and accord-metrics-reporter
+(it writes the NodeMetrics from metrics.k8s.io or Prometheus), their CRDs (` + "`crds/`" + `, copies
+of ` + "`manifests/crds`" + `), ServiceAccounts, least-privilege RBAC, leader election, probes,
+PodDisruptionBudgets and an optional ServiceMonitor.
 
 ` + "```sh" + `
-make images                                   # bin/images/accord-{scheduler,descheduler}.tar
+make images                                   # bin/images/accord-{scheduler,descheduler,metrics-reporter}.tar
 helm install accord manifests/charts/accord --namespace accord-system --create-namespace \
   --set image.repository=registry.example.com/accord --set image.tag=v0.1.0
 ` + "```" + `

@@ -1,7 +1,8 @@
 // Package playground is what `make run` starts: a local Accord cluster in one process. It brings up
 // the control plane of pkg/localcluster (etcd, kube-apiserver, workload controllers, node simulator),
-// creates the sample nodes, ClusterScopedResources and NodeMetrics from manifests/samples, keeps the NodeMetrics
-// fresh with a simulated reporter, and writes a kubeconfig for kubectl.
+// creates the sample nodes and ClusterScopedResources from manifests/samples, serves a simulated
+// metrics.k8s.io (usage = a per-node baseline + the pods' requests) through the apiserver, runs
+// accord-metrics-reporter on it to keep the NodeMetrics fresh, and writes a kubeconfig for kubectl.
 package playground
 
 import (
@@ -21,15 +22,15 @@ import (
 	"k8s.io/klog/v2"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
-	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/manifests"
 	deschedapp "github.com/accord-sched/accord/pkg/descheduler/app"
 	"github.com/accord-sched/accord/pkg/localcluster"
+	"github.com/accord-sched/accord/pkg/metricsapisim"
 	schedserver "github.com/accord-sched/accord/pkg/scheduler/server"
 )
 
 // SampleFiles are the files of manifests/samples the playground applies before its schedulers start.
-var SampleFiles = []string{"samples/nodes.yaml", "samples/clusterscopedresources.yaml", "samples/nodemetrics.yaml"}
+var SampleFiles = []string{"samples/nodes.yaml", "samples/clusterscopedresources.yaml"}
 
 // WorkloadFiles are the sample workloads applied once accord-scheduler runs.
 var WorkloadFiles = []string{"samples/workload.yaml"}
@@ -38,8 +39,6 @@ var WorkloadFiles = []string{"samples/workload.yaml"}
 type Options struct {
 	// Dir receives the kubeconfig and the generated configs. Default: .playground in the working dir.
 	Dir string
-	// ReportTick is how often the NodeMetric reporter looks for metrics due a report. Default 1s.
-	ReportTick time.Duration
 	// WithoutScheduler leaves accord-scheduler (and so the sample workloads) out.
 	WithoutScheduler bool
 	// WithoutDescheduler leaves accord-descheduler out.
@@ -60,9 +59,13 @@ type Playground struct {
 	SchedulerConfig string
 	// DeschedulerPolicy is the path of the DeschedulerPolicy accord-descheduler runs with.
 	DeschedulerPolicy string
+	// MetricsReporterConfig is the path of the MetricsReporterConfiguration accord-metrics-reporter
+	// runs with.
+	MetricsReporterConfig string
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	metricsAPI *metricsapisim.Server
 	// errs receives the error of a component that stopped before the playground did.
 	errs chan error
 }
@@ -72,9 +75,6 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 	logger := klog.FromContext(ctx)
 	if opts.Dir == "" {
 		opts.Dir = ".playground"
-	}
-	if opts.ReportTick == 0 {
-		opts.ReportTick = time.Second
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
@@ -91,12 +91,13 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	p := &Playground{
-		Env:               env,
-		Kubeconfig:        filepath.Join(dir, "kubeconfig"),
-		SchedulerConfig:   filepath.Join(dir, "scheduler-config.yaml"),
-		DeschedulerPolicy: filepath.Join(dir, "descheduler-policy.yaml"),
-		cancel:            cancel,
-		errs:              make(chan error, 4),
+		Env:                   env,
+		Kubeconfig:            filepath.Join(dir, "kubeconfig"),
+		SchedulerConfig:       filepath.Join(dir, "scheduler-config.yaml"),
+		DeschedulerPolicy:     filepath.Join(dir, "descheduler-policy.yaml"),
+		MetricsReporterConfig: filepath.Join(dir, "metrics-reporter-config.yaml"),
+		cancel:                cancel,
+		errs:                  make(chan error, 4),
 	}
 	defer func() {
 		if err != nil {
@@ -122,8 +123,9 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 	}
 	logger.Info("Sample nodes are Ready", "nodes", p.Nodes)
 
-	reporter := &metricReporter{env: env, tick: opts.ReportTick}
-	p.wg.Go(func() { reporter.run(ctx) })
+	if err := p.startMetrics(ctx); err != nil {
+		return nil, err
+	}
 	if err := watchPods(ctx, env, &p.wg); err != nil {
 		return nil, err
 	}
@@ -196,8 +198,7 @@ func (p *Playground) run(ctx context.Context, name string, f func(ctx context.Co
 // Err returns a channel that receives the error of a component that stopped on its own.
 func (p *Playground) Err() <-chan error { return p.errs }
 
-// create creates one sample object. Nodes are added to the node simulator; NodeMetrics get their
-// status from the reporter.
+// create creates one sample object. Nodes are added to the node simulator.
 func (p *Playground) create(ctx context.Context, obj runtime.Object) error {
 	var err error
 	var kind, name string
@@ -209,9 +210,6 @@ func (p *Playground) create(ctx context.Context, obj runtime.Object) error {
 	case *schedv1alpha1.ClusterScopedResource:
 		kind, name = "ClusterScopedResource", o.Name
 		_, err = p.Env.Accord.SchedulingV1alpha1().ClusterScopedResources().Create(ctx, o, metav1.CreateOptions{})
-	case *slov1alpha1.NodeMetric:
-		kind, name = "NodeMetric", o.Name
-		_, err = p.Env.Accord.SloV1alpha1().NodeMetrics().Create(ctx, o, metav1.CreateOptions{})
 	case *corev1.Namespace:
 		kind, name = "Namespace", o.Name
 		_, err = p.Env.Client.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
@@ -235,6 +233,9 @@ func (p *Playground) create(ctx context.Context, obj runtime.Object) error {
 func (p *Playground) Stop() {
 	p.cancel()
 	p.wg.Wait()
+	if p.metricsAPI != nil {
+		p.metricsAPI.Close()
+	}
 	p.Env.Stop()
 }
 
@@ -253,7 +254,13 @@ Accord playground is running.
   bin/kubectl get pods -n demo -o wide
 
 accord-scheduler runs with %s,
-accord-descheduler with %s.
+accord-descheduler with %s,
+accord-metrics-reporter with %s:
+it writes the NodeMetrics from metrics.k8s.io, which a simulated metrics server serves
+(usage = the node's sim.accord.dev/baseline-usage annotation + its running pods' requests).
+Make node-3 cool (it starts at 95%% CPU) and watch its NodeMetric follow within seconds:
+  bin/kubectl annotate node node-3 --overwrite sim.accord.dev/baseline-usage='{"cpu":"1","memory":"4Gi"}'
+  bin/kubectl get nodemetric node-3 -o jsonpath='{.status.nodeUsage}'
 Make node-5 stop offering example.com/memory and watch its pods move to node-2:
   bin/kubectl patch csres node-5 --type=merge -p '{"spec":{"resourcesFilter":{"example.com/memory":false}}}'
 Ask the descheduler why it would (not) evict each candidate pod (one dry-run cycle):
@@ -261,7 +268,7 @@ Ask the descheduler why it would (not) evict each candidate pod (one dry-run cyc
     --policy-config-file %s --scheduler-config-file %s
 
 Press Ctrl-C to stop.
-`, p.Kubeconfig, p.SchedulerConfig, p.DeschedulerPolicy, p.Kubeconfig, p.DeschedulerPolicy, p.SchedulerConfig)
+`, p.Kubeconfig, p.SchedulerConfig, p.DeschedulerPolicy, p.MetricsReporterConfig, p.Kubeconfig, p.DeschedulerPolicy, p.SchedulerConfig)
 	select {
 	case <-ctx.Done():
 		klog.FromContext(ctx).Info("Shutting down the playground")

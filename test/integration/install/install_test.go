@@ -1,8 +1,9 @@
 // Package install_test installs Accord the way an operator does — the Helm chart rendered with Helm's
 // Go packages, and the kustomize base rendered with kustomize's Go API — into a real apiserver with
-// RBAC authorization, then runs accord-scheduler and accord-descheduler in-process as the
-// ServiceAccounts the manifests ship (impersonation): they schedule, simulate, evict and write
-// Events without a single Forbidden, and each ServiceAccount is refused what it must not do.
+// RBAC authorization, then runs accord-scheduler, accord-descheduler and accord-metrics-reporter
+// in-process as the ServiceAccounts the manifests ship (impersonation): they schedule, simulate,
+// evict, write Events and NodeMetrics without a single Forbidden, and each ServiceAccount is refused
+// what it must not do.
 package install_test
 
 import (
@@ -42,8 +43,11 @@ import (
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/manifests/render"
 	"github.com/accord-sched/accord/pkg/descheduler/app"
+	"github.com/accord-sched/accord/pkg/metricsreporter"
+	reporterapp "github.com/accord-sched/accord/pkg/metricsreporter/app"
 	"github.com/accord-sched/accord/pkg/scheduler/server"
 	"github.com/accord-sched/accord/test/harness"
+	"github.com/accord-sched/accord/test/metricsapi"
 )
 
 var env *harness.Env
@@ -64,10 +68,10 @@ type install struct {
 	objs            []*unstructured.Unstructured
 	namespace       string
 	createNamespace bool
-	// The ServiceAccounts, ConfigMaps and leader-election Leases of the two components.
-	schedulerSA, deschedulerSA       string
-	schedulerConfigCM, policyCM      string
-	schedulerLease, deschedulerLease string
+	// The ServiceAccounts, ConfigMaps and leader-election Leases of the three components.
+	schedulerSA, deschedulerSA, reporterSA          string
+	schedulerConfigCM, policyCM, reporterConfigCM   string
+	schedulerLease, deschedulerLease, reporterLease string
 	// policyEdit, when set, changes the rendered policy before the descheduler runs it.
 	policyEdit func(string) string
 }
@@ -83,9 +87,9 @@ func TestHelmChartRBAC(t *testing.T) {
 	}
 	runInstall(t, install{
 		objs: objs, namespace: ns, createNamespace: true,
-		schedulerSA: "rbac-accord-scheduler", deschedulerSA: "rbac-accord-descheduler",
-		schedulerConfigCM: "rbac-accord-scheduler-config", policyCM: "rbac-accord-descheduler-policy",
-		schedulerLease: "rbac-accord-scheduler", deschedulerLease: "rbac-accord-descheduler",
+		schedulerSA: "rbac-accord-scheduler", deschedulerSA: "rbac-accord-descheduler", reporterSA: "rbac-accord-metrics-reporter",
+		schedulerConfigCM: "rbac-accord-scheduler-config", policyCM: "rbac-accord-descheduler-policy", reporterConfigCM: "rbac-accord-metrics-reporter-config",
+		schedulerLease: "rbac-accord-scheduler", deschedulerLease: "rbac-accord-descheduler", reporterLease: "rbac-accord-metrics-reporter",
 	})
 }
 
@@ -96,9 +100,9 @@ func TestKustomizeRBAC(t *testing.T) {
 	}
 	runInstall(t, install{
 		objs: objs, namespace: "kube-system",
-		schedulerSA: "accord-scheduler", deschedulerSA: "accord-descheduler",
-		schedulerConfigCM: "accord-scheduler-config", policyCM: "accord-descheduler-policy",
-		schedulerLease: "accord-scheduler", deschedulerLease: "accord-descheduler",
+		schedulerSA: "accord-scheduler", deschedulerSA: "accord-descheduler", reporterSA: "accord-metrics-reporter",
+		schedulerConfigCM: "accord-scheduler-config", policyCM: "accord-descheduler-policy", reporterConfigCM: "accord-metrics-reporter-config",
+		schedulerLease: "accord-scheduler", deschedulerLease: "accord-descheduler", reporterLease: "accord-metrics-reporter",
 		policyEdit: func(p string) string {
 			if !strings.Contains(p, "minPodAge: 5m") {
 				t.Fatalf("the base policy no longer sets minPodAge: 5m:\n%s", p)
@@ -108,7 +112,7 @@ func TestKustomizeRBAC(t *testing.T) {
 	})
 }
 
-// runInstall applies the objects, runs both components as their ServiceAccounts through a proxy
+// runInstall applies the objects, runs the three components as their ServiceAccounts through a proxy
 // that records every Forbidden, and checks what each ServiceAccount must not do.
 func runInstall(t *testing.T, in install) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -138,10 +142,19 @@ func runInstall(t *testing.T, in install) {
 	// it loses the lease); the Lease RBAC is exercised with real requests below.
 	inProcessSched := writeFile(t, dir, "scheduler-inprocess.yaml", withoutLeaderElection(t, schedConfig))
 	policyFile := writeFile(t, dir, "policy.yaml", policy)
+	reporterData, err := render.ConfigMapData(in.objs, in.reporterConfigCM, "config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reporterConfig, err := metricsreporter.DecodeConfig([]byte(reporterData))
+	if err != nil {
+		t.Fatalf("accord-metrics-reporter configuration: %v", err)
+	}
 
 	proxy := newForbiddenProxy(t)
 	schedUser := "system:serviceaccount:" + in.namespace + ":" + in.schedulerSA
 	deschedUser := "system:serviceaccount:" + in.namespace + ":" + in.deschedulerSA
+	reporterUser := "system:serviceaccount:" + in.namespace + ":" + in.reporterSA
 	schedKubeconfig := proxy.kubeconfig(t, dir, "scheduler", schedUser)
 
 	// The workload: two nodes, A offering cpu and memory, B not cpu; every replica lands on A.
@@ -154,6 +167,7 @@ func runInstall(t *testing.T, in install) {
 		name := n
 		t.Cleanup(func() {
 			_ = env.Accord.SchedulingV1alpha1().ClusterScopedResources().Delete(context.Background(), name, metav1.DeleteOptions{})
+			_ = env.Accord.SloV1alpha1().NodeMetrics().Delete(context.Background(), name, metav1.DeleteOptions{})
 			_ = env.Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
 		})
 	}
@@ -163,9 +177,33 @@ func runInstall(t *testing.T, in install) {
 	setCR(ctx, t, nodeA, true)
 	setCR(ctx, t, nodeB, false)
 
+	// metrics.k8s.io for accord-metrics-reporter, served through the apiserver's aggregator; low
+	// usage, so that LoadAware and LowNodeLoad leave both nodes alone.
+	ms, err := metricsapi.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ms.Close)
+	unregister, err := ms.Register(ctx, env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unregister(context.Background()) })
+	for _, n := range []string{nodeA, nodeB} {
+		ms.SetNode(n, "100m", "100Mi")
+	}
+
 	var wg sync.WaitGroup
 	runCtx, stop := context.WithCancel(ctx)
 	defer func() { stop(); wg.Wait() }()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// In-process without leader election, like the others; its Lease RBAC is exercised below.
+		if err := reporterapp.Run(runCtx, reporterapp.Config{RestConfig: proxy.restConfig(reporterUser), Config: reporterConfig}); err != nil {
+			t.Errorf("accord-metrics-reporter: %v", err)
+		}
+	}()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -205,18 +243,28 @@ func runInstall(t *testing.T, in install) {
 	waitFor(ctx, t, "every replica rescheduled onto node B", func() bool {
 		return len(podsOn(ctx, t, work, nodeB)) == replicas && len(podsOn(ctx, t, work, nodeA)) == 0
 	})
+	waitFor(ctx, t, "accord-metrics-reporter's NodeMetrics of nodes A and B", func() bool {
+		for _, n := range []string{nodeA, nodeB} {
+			nm, err := env.Accord.SloV1alpha1().NodeMetrics().Get(ctx, n, metav1.GetOptions{})
+			if err != nil || nm.Status.UpdateTime == nil || !nm.Status.NodeUsage.Cpu().Equal(resource.MustParse("100m")) {
+				return false
+			}
+		}
+		return true
+	})
 	stop()
 	wg.Wait()
 
 	// Leader election with the shipped Roles: each takes and renews its own Lease.
 	takeLease(ctx, t, proxy.restConfig(schedUser), in.namespace, in.schedulerLease)
 	takeLease(ctx, t, proxy.restConfig(deschedUser), in.namespace, in.deschedulerLease)
+	takeLease(ctx, t, proxy.restConfig(reporterUser), in.namespace, in.reporterLease)
 
-	// Not one request of either component was refused, and both really went through the proxy.
+	// Not one request of any component was refused, and all really went through the proxy.
 	if f := proxy.forbidden(); len(f) > 0 {
 		t.Errorf("%d Forbidden responses:\n%s", len(f), strings.Join(f, "\n"))
 	}
-	for _, u := range []string{schedUser, deschedUser} {
+	for _, u := range []string{schedUser, deschedUser, reporterUser} {
 		if n := proxy.requests(u); n < 10 {
 			t.Errorf("%s made only %d requests", u, n)
 		}
@@ -246,6 +294,15 @@ func runInstall(t *testing.T, in install) {
 		{schedUser, authorizationv1.ResourceAttributes{Verb: "delete", Group: "slo.accord.dev", Resource: "nodemetrics"}, false},
 		{schedUser, authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: work}, false},
 		{schedUser, authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: in.deschedulerLease, Namespace: in.namespace}, false},
+		{reporterUser, authorizationv1.ResourceAttributes{Verb: "patch", Group: "slo.accord.dev", Resource: "nodemetrics", Subresource: "status"}, true},
+		{reporterUser, authorizationv1.ResourceAttributes{Verb: "create", Group: "slo.accord.dev", Resource: "nodemetrics"}, true},
+		{reporterUser, authorizationv1.ResourceAttributes{Verb: "list", Group: "metrics.k8s.io", Resource: "pods"}, true},
+		{reporterUser, authorizationv1.ResourceAttributes{Verb: "update", Group: "slo.accord.dev", Resource: "nodemetrics"}, false},
+		{reporterUser, authorizationv1.ResourceAttributes{Verb: "delete", Group: "slo.accord.dev", Resource: "nodemetrics"}, false},
+		{reporterUser, authorizationv1.ResourceAttributes{Verb: "update", Resource: "nodes"}, false},
+		{reporterUser, authorizationv1.ResourceAttributes{Verb: "create", Resource: "pods", Subresource: "eviction", Namespace: work}, false},
+		{reporterUser, authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: work}, false},
+		{reporterUser, authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: in.schedulerLease, Namespace: in.namespace}, false},
 	} {
 		if got := allowed(ctx, t, c.user, in.namespace, c.attr); got != c.want {
 			t.Errorf("%s may %s %s/%s %s: %v, want %v", c.user, c.attr.Verb, c.attr.Resource, c.attr.Subresource, c.attr.Group, got, c.want)
@@ -272,7 +329,8 @@ func runInstall(t *testing.T, in install) {
 	if f := proxy.forbidden(); len(f) != 2 {
 		t.Errorf("the proxy recorded %d Forbidden responses, want the 2 refused requests: %v", len(f), f)
 	}
-	t.Logf("requests: accord-scheduler %d, accord-descheduler %d, Forbidden before the negative checks: 0", proxy.requests(schedUser), proxy.requests(deschedUser))
+	t.Logf("requests: accord-scheduler %d, accord-descheduler %d, accord-metrics-reporter %d, Forbidden before the negative checks: 0",
+		proxy.requests(schedUser), proxy.requests(deschedUser), proxy.requests(reporterUser))
 }
 
 // apply server-side applies objs as `kubectl apply --server-side` does: CRDs first.

@@ -11,12 +11,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/accord-sched/accord/pkg/metricsreporter"
 	"github.com/accord-sched/accord/pkg/playground"
 	"github.com/accord-sched/accord/test/harness"
 )
@@ -89,6 +91,26 @@ func TestPlayground(t *testing.T) {
 		return true, nil
 	}); err != nil {
 		t.Fatalf("NodeMetrics were not reported: %v", err)
+	}
+	// accord-metrics-reporter wrote them: it owns their status (server-side apply with its field
+	// manager) and they belong to their nodes.
+	nms, err := p.Env.Accord.SloV1alpha1().NodeMetrics().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nm := range nms.Items {
+		var statusManagers []string
+		for _, mf := range nm.ManagedFields {
+			if mf.Subresource == "status" {
+				statusManagers = append(statusManagers, string(mf.Operation)+" by "+mf.Manager)
+			}
+		}
+		if len(statusManagers) != 1 || statusManagers[0] != "Apply by "+metricsreporter.FieldManager {
+			t.Errorf("NodeMetric %s: status managed by %v, want only [Apply by %s]", nm.Name, statusManagers, metricsreporter.FieldManager)
+		}
+		if len(nm.OwnerReferences) != 1 || nm.OwnerReferences[0].Kind != "Node" || nm.OwnerReferences[0].Name != nm.Name {
+			t.Errorf("NodeMetric %s: owner references %v, want its Node", nm.Name, nm.OwnerReferences)
+		}
 	}
 
 	// accord-scheduler places the sample workloads: memory-hungry only where a ClusterScopedResource
@@ -193,6 +215,42 @@ func TestPlayground(t *testing.T) {
 	if _, err := client.CoreV1().Pods(ns).Get(ctx, victim.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("evicted pod %s: get returned %v, want NotFound", victim.Name, err)
 	}
+
+	// The load is simulated at the source: a node's usage in metrics.k8s.io is its baseline annotation
+	// + its running pods' requests. Cooling node-3 shows in its NodeMetric within a few report
+	// intervals (5 s in the playground's reporter config).
+	start := time.Now()
+	_, err = client.CoreV1().Nodes().Patch(ctx, "node-3", types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+playground.BaselineUsageAnnotation+`":"{\"cpu\":\"1\",\"memory\":\"4Gi\"}"}}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want corev1.ResourceList
+	if err := harness.WaitFor(ctx, 4*5*time.Second, func(ctx context.Context) (bool, error) {
+		nm, err := p.Env.Accord.SloV1alpha1().NodeMetrics().Get(ctx, "node-3", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=node-3,status.phase=Running"})
+		if err != nil {
+			return false, err
+		}
+		want = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi")}
+		for _, pod := range pods.Items {
+			for _, c := range pod.Spec.Containers {
+				for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+					q := want[r]
+					q.Add(c.Resources.Requests[r])
+					want[r] = q
+				}
+			}
+		}
+		got = nm.Status.NodeUsage
+		return got.Cpu().Cmp(*want.Cpu()) == 0 && got.Memory().Cmp(*want.Memory()) == 0, nil
+	}); err != nil {
+		t.Fatalf("node-3's NodeMetric did not follow its new baseline: usage %v, want %v: %v", got, want, err)
+	}
+	t.Logf("node-3's NodeMetric followed its new baseline after %v: usage %v", time.Since(start).Round(100*time.Millisecond), got)
 
 	// After Stop the apiserver's port is free again.
 	u, err := url.Parse(cfg.Host)
