@@ -54,6 +54,44 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// start runs bin until the test ends, and logs its output if the test failed.
+func start(t *testing.T, ctx context.Context, bin string, args ...string) *bytes.Buffer {
+	t.Helper()
+	out := &bytes.Buffer{}
+	cmd := osexec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s output:\n%s", filepath.Base(bin), out.String())
+		}
+	})
+	return out
+}
+
+// expectExit runs bin and expects it to exit non-zero within 30 s with output naming each of want.
+func expectExit(t *testing.T, bin string, args []string, want ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	began := time.Now()
+	out, err := osexec.CommandContext(ctx, bin, args...).CombinedOutput()
+	var exit *osexec.ExitError
+	if !errors.As(err, &exit) || ctx.Err() != nil {
+		t.Fatalf("want a non-zero exit within 30s, got %v after %s\n%s", err, time.Since(began), out)
+	}
+	for _, w := range want {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("the error does not name %s:\n%s", w, out)
+		}
+	}
+	t.Logf("%s exited %d after %s", filepath.Base(bin), exit.ExitCode(), time.Since(began).Round(time.Millisecond))
+}
+
 // TestStandardPolicyRunsWithoutCRDs: a policy of standard plugins (RemovePodsViolatingNodeTaints,
 // with the defaults: DefaultEvictor and SchedulerSimulation on) runs on a cluster that does not
 // serve Accord's CRDs: /readyz turns 200 and the pod on the tainted node is evicted.
@@ -113,20 +151,8 @@ profiles:
     deschedule: {enabled: [RemovePodsViolatingNodeTaints]}
 `, ns))
 	port := freePort(t)
-	var out bytes.Buffer
-	cmd := osexec.CommandContext(ctx, bin, "--kubeconfig="+kubeconfig, "--policy-config-file="+policy,
+	out := start(t, ctx, bin, "--kubeconfig="+kubeconfig, "--policy-config-file="+policy,
 		"--descheduling-interval=2s", fmt.Sprintf("--secure-port=%d", port), "--bind-address=127.0.0.1", "-v=2")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("accord-descheduler output:\n%s", out.String())
-		}
-	}()
 
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	start := time.Now()
@@ -193,22 +219,8 @@ profiles:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			policy := write(t, t.TempDir(), "policy.yaml", "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  plugins:\n    "+tc.plugins+"\n")
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			start := time.Now()
 			args := append([]string{"--kubeconfig=" + kubeconfig, "--policy-config-file=" + policy, "--descheduling-interval=1m", "--secure-port=0"}, tc.args...)
-			out, err := osexec.CommandContext(ctx, bin, args...).CombinedOutput()
-			took := time.Since(start)
-			var exit *osexec.ExitError
-			if !errors.As(err, &exit) || ctx.Err() != nil {
-				t.Fatalf("want a non-zero exit within 30s, got %v after %s\n%s", err, took, out)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(string(out), w) {
-					t.Errorf("the error does not name %s:\n%s", w, out)
-				}
-			}
-			t.Logf("exited %d after %s", exit.ExitCode(), took.Round(time.Millisecond))
+			expectExit(t, bin, args, tc.want...)
 		})
 	}
 }
@@ -239,19 +251,7 @@ func TestSchedulerWithoutCRDs(t *testing.T) {
 		if err := env.Nodes.WaitForNodesReady(ctx, node); err != nil {
 			t.Fatal(err)
 		}
-		var out bytes.Buffer
-		cmd := osexec.CommandContext(ctx, bin, "--kubeconfig="+kubeconfig, "--leader-elect=false", "--secure-port=0")
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			if t.Failed() {
-				t.Logf("accord-scheduler output:\n%s", out.String())
-			}
-		}()
+		start(t, ctx, bin, "--kubeconfig="+kubeconfig, "--leader-elect=false", "--secure-port=0")
 		pod, err := env.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "p"},
 			Spec: corev1.PodSpec{NodeSelector: map[string]string{corev1.LabelHostname: node},
@@ -284,19 +284,6 @@ profiles:
   plugins:
     filter: {enabled: [{name: NodeCRDResourceFit}]}
 `, kubeconfig))
-		rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
-		defer rcancel()
-		start := time.Now()
-		out, err := osexec.CommandContext(rctx, bin, "--config="+config, "--secure-port=0").CombinedOutput()
-		var exit *osexec.ExitError
-		if !errors.As(err, &exit) || rctx.Err() != nil {
-			t.Fatalf("want a non-zero exit within 30s, got %v after %s\n%s", err, time.Since(start), out)
-		}
-		for _, w := range []string{"clusterscopedresources.scheduling.accord.dev", "NodeCRDResourceFit"} {
-			if !strings.Contains(string(out), w) {
-				t.Errorf("the error does not name %s:\n%s", w, out)
-			}
-		}
-		t.Logf("exited %d after %s", exit.ExitCode(), time.Since(start).Round(time.Millisecond))
+		expectExit(t, bin, []string{"--config=" + config, "--secure-port=0"}, "clusterscopedresources.scheduling.accord.dev", "NodeCRDResourceFit")
 	})
 }
