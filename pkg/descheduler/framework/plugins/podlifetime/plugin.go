@@ -71,7 +71,9 @@ func (p *Plugin) Deschedule(ctx context.Context, nodes []*corev1.Node) *framewor
 	ev := p.h.Evictor()
 	var old []*corev1.Pod
 	for _, node := range nodes {
-		pods, err := p.h.GetPodsAssignedToNode(node.Name, p.sel.Candidates(ev, false, func(pod *corev1.Pod) bool { return p.matches(pod, now) }))
+		// Finished pods are candidates too, as upstream's: `states: [Succeeded]`, a terminated reason
+		// or an exit code of a pod that has failed must be able to match.
+		pods, err := p.h.GetPodsAssignedToNode(node.Name, p.sel.Candidates(ev, true, func(pod *corev1.Pod) bool { return p.matches(pod, now) }))
 		if err != nil {
 			return framework.NewStatus(err)
 		}

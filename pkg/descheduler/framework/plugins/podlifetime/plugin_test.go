@@ -86,6 +86,7 @@ func TestDeschedule(t *testing.T) {
 		aged("oldest-pending", "n2", 5*time.Hour, pending),
 		aged("young-crashing", "n1", 2*time.Minute, crashing), aged("young-oom", "n2", 3*time.Minute, oom, jobOwned),
 		aged("young-init-failed", "n1", 4*time.Minute, initFailed), aged("young-unready", "n2", 30*time.Minute, unready),
+		aged("done", "n1", 10*time.Minute, func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }),
 	}
 	cases := []struct {
 		name    string
@@ -97,6 +98,7 @@ func TestDeschedule(t *testing.T) {
 		{name: "older than an hour", args: PodLifeTimeArgs{MaxPodLifeTimeSeconds: ptr.To[uint](3600)}, want: []string{"ns/old", "ns/older", "ns/oldest-pending"}},
 		// Upstream's newer criteria, each without maxPodLifeTimeSeconds: any age.
 		{name: "states without a lifetime", args: PodLifeTimeArgs{States: []string{"CrashLoopBackOff"}}, want: []string{"ns/young-crashing"}},
+		{name: "a finished phase", args: PodLifeTimeArgs{States: []string{"Succeeded"}}, want: []string{"ns/done"}},
 		{name: "terminated reason state", args: PodLifeTimeArgs{States: []string{"OOMKilled"}}, want: []string{"ns/young-oom"}},
 		{name: "exit codes", args: PodLifeTimeArgs{ExitCodes: []int32{137, 3}}, want: []string{"ns/young-oom"}},
 		{name: "exit codes of init containers", args: PodLifeTimeArgs{ExitCodes: []int32{137, 3}, IncludingInitContainers: true},
@@ -107,6 +109,8 @@ func TestDeschedule(t *testing.T) {
 			want: []string{"ns/young-unready"}},
 		{name: "owner kinds include", args: PodLifeTimeArgs{MaxPodLifeTimeSeconds: ptr.To[uint](60), OwnerKinds: &OwnerKinds{Include: []string{"Job"}}}, want: []string{"ns/young-oom"}},
 		{name: "owner kinds exclude", args: PodLifeTimeArgs{MaxPodLifeTimeSeconds: ptr.To[uint](150), OwnerKinds: &OwnerKinds{Exclude: []string{"ReplicaSet"}}}, want: []string{"ns/young-oom"}},
+		{name: "finished pods age out too", args: PodLifeTimeArgs{MaxPodLifeTimeSeconds: ptr.To[uint](300)}, limit: 100,
+			want: []string{"ns/done", "ns/old", "ns/older", "ns/oldest-pending", "ns/young-unready"}},
 		{name: "oldest first under a total limit", args: PodLifeTimeArgs{MaxPodLifeTimeSeconds: ptr.To[uint](3600)}, limit: 2, want: []string{"ns/older", "ns/oldest-pending"}},
 		{name: "states Running", args: PodLifeTimeArgs{MaxPodLifeTimeSeconds: ptr.To[uint](3600), States: []string{"Running"}}, want: []string{"ns/old", "ns/older"}},
 		{name: "init container reason needs includingInitContainers", args: PodLifeTimeArgs{MaxPodLifeTimeSeconds: ptr.To[uint](3600), States: []string{"ImagePullBackOff"}}},
