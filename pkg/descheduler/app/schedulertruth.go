@@ -174,9 +174,11 @@ func applySchedulerTruth(data []byte, p *descheduler.DeschedulerPolicy, truth *s
 		prof := &p.Profiles[i]
 		// The schedulers whose pods the profile's NodeCRDResourceFit looks at; DefaultEvictor's
 		// nodeFit checks the same pods.
+		// Only an enabled NodeCRDResourceFit counts: args kept for a disabled one are accepted (as
+		// upstream) but decide nothing.
 		var fitSchedulers []string
 		for _, pc := range prof.PluginConfigs {
-			if a, ok := pc.Args.(*nodecrdresourcefit.NodeCRDResourceFitArgs); ok {
+			if a, ok := pc.Args.(*nodecrdresourcefit.NodeCRDResourceFitArgs); ok && enabledAnywhere(prof, pc.Name) {
 				fitSchedulers = a.SchedulerNames
 			}
 		}
@@ -336,4 +338,14 @@ func loadPolicyFile(policyFile, schedulerConfigFile string, reg framework.Regist
 		return nil, fmt.Errorf("policy %s (with scheduler configuration %s): %w", policyFile, schedulerConfigFile, errs.ToAggregate())
 	}
 	return p, nil
+}
+
+// enabledAnywhere reports whether the profile enables the plugin at some extension point.
+func enabledAnywhere(prof *descheduler.DeschedulerProfile, name string) bool {
+	for _, point := range policy.ExtensionPoints {
+		if slices.Contains(policy.Enabled(&prof.Plugins, point), name) {
+			return true
+		}
+	}
+	return false
 }
