@@ -177,7 +177,7 @@ func nonTerminal(p *corev1.Pod) bool {
 // schedulable, its taints tolerated, the pod's required node affinity and nodeSelector matched, its
 // free resources (allocatable minus the requests of the non-terminal pods bound to it, from h)
 // enough, and its ClusterScopedResource (from csrs) must enable every resource in requested; a node
-// without one fits nothing (missingCRPolicy Reject, constraints.FitCR). It builds the node's requested totals on
+// without one fits no pod that requests a resource (missingCRPolicy Reject, constraints.FitCR). It builds the node's requested totals on
 // every call; use a NodeFitter (which also takes the policy) to check many pods or nodes.
 func NodeFits(pod *corev1.Pod, node *corev1.Node, requested []corev1.ResourceName, h framework.Handle, csrs accordlisters.ClusterScopedResourceLister) (bool, string) {
 	return nodeFits(pod, node, requested, csrs, config.MissingCRPolicyReject, nodeaffinity.GetRequiredNodeAffinity(pod), func(node *corev1.Node) (*schedframework.NodeInfo, error) {
@@ -222,8 +222,9 @@ func nodeFits(pod *corev1.Pod, node *corev1.Node, requested []corev1.ResourceNam
 }
 
 // crViolation is nodeFit's ClusterScopedResource verdict: the scheduler's rule, constraints.FitCR,
-// with the node's CR and missingCRPolicy (a node without a CR fits under Ignore and fits nothing
-// under Reject, as accord-scheduler's Filter decides).
+// with the node's CR and missingCRPolicy (a node without a CR fits under Ignore and, under Reject,
+// fits no pod that requests a resource), except that a pod requesting nothing fits a node without a
+// CR (see below).
 func crViolation(csrs accordlisters.ClusterScopedResourceLister, policy config.MissingCRPolicy, node string, requested []corev1.ResourceName) (string, bool) {
 	var csr *schedv1alpha1.ClusterScopedResource
 	if csrs != nil {
@@ -237,6 +238,11 @@ func crViolation(csrs accordlisters.ClusterScopedResourceLister, policy config.M
 	}
 	switch v := constraints.FitCR(csr, requested, policy); {
 	case !v.Rejected:
+		return "", false
+	case v.NoCR && len(requested) == 0:
+		// The one exception to the scheduler's rule: nodeFit also judges pods that accord-scheduler
+		// does not place (kube-scheduler's, whose profiles have no NodeCRDResourceFit), and a pod
+		// that requests nothing needs nothing a ClusterScopedResource could enable.
 		return "", false
 	case v.NoCR:
 		return "node has no ClusterScopedResource", true

@@ -229,8 +229,8 @@ func TestNodeFitMissingCRPolicy(t *testing.T) {
 		wantWhy string
 	}{
 		{"Reject, no CR", config.MissingCRPolicyReject, nil, cpuPod, false, "node has no ClusterScopedResource"},
-		// As the scheduler's Filter: the one rule, constraints.FitCR.
-		{"Reject, no CR, pod requests nothing", config.MissingCRPolicyReject, nil, nothing, false, "node has no ClusterScopedResource"},
+		// Unlike the scheduler's Filter: nodeFit also judges pods kube-scheduler places (see crViolation).
+		{"Reject, no CR, pod requests nothing", config.MissingCRPolicyReject, nil, nothing, true, ""},
 		{"Reject, CR enables cpu", config.MissingCRPolicyReject, []corev1.ResourceName{corev1.ResourceCPU}, cpuPod, true, ""},
 		{"Reject, CR lacks cpu", config.MissingCRPolicyReject, []corev1.ResourceName{gpu}, cpuPod, false, "ClusterScopedResource does not enable cpu"},
 		{"Ignore, no CR", config.MissingCRPolicyIgnore, nil, cpuPod, true, ""},

@@ -27,7 +27,7 @@ type DefaultEvictorArgs struct {
 	// required node affinity, ClusterScopedResource).
 	NodeFit bool `json:"nodeFit,omitempty"`
 	// MissingCRPolicy is what nodeFit makes of a node without a ClusterScopedResource: under Reject
-	// (default) no pod fits it; under Ignore the
+	// (default) no pod that requests a resource fits it; under Ignore the
 	// ClusterScopedResource check passes there, as in the scheduler's NodeCRDResourceFit plugin with
 	// the arg of the same name. With --scheduler-config-file it defaults to the scheduler's
 	// NodeCRDResourceFit missingCRPolicy, and another value is rejected (Accord; not an upstream field).
