@@ -3,7 +3,6 @@ package constraints
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/accord-sched/accord/apis/config"
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 )
 
@@ -21,25 +20,26 @@ type CRFit struct {
 }
 
 // noCR is the missing-CR rule, the one place it is written: a node without a ClusterScopedResource
-// is rejected under Reject (the default; an empty policy reads Reject) whatever the pod requests, and
-// let through under Ignore.
-func noCR(policy config.MissingCRPolicy) CRFit {
-	return CRFit{NoCR: true, Rejected: policy != config.MissingCRPolicyIgnore}
+// is rejected (missingCRPolicy Reject, the default) whatever the pod requests, unless ignoreMissing
+// (missingCRPolicy Ignore) lets it through. The policy comes in as a bool so that this package
+// imports no configuration types.
+func noCR(ignoreMissing bool) CRFit {
+	return CRFit{NoCR: true, Rejected: !ignoreMissing}
 }
 
 // FitCR is the rule on the ClusterScopedResource itself (nil: the node has none).
-func FitCR(csr *schedv1alpha1.ClusterScopedResource, requested []corev1.ResourceName, policy config.MissingCRPolicy) CRFit {
+func FitCR(csr *schedv1alpha1.ClusterScopedResource, requested []corev1.ResourceName, ignoreMissing bool) CRFit {
 	if csr == nil {
-		return noCR(policy)
+		return noCR(ignoreMissing)
 	}
 	missing, ok := MissingResource(csr, requested)
 	return CRFit{Rejected: ok, Missing: missing}
 }
 
 // Fit is FitCR for the compiled CR (a nil Offer: the node has none).
-func (o *Offer) Fit(requested []corev1.ResourceName, policy config.MissingCRPolicy) CRFit {
+func (o *Offer) Fit(requested []corev1.ResourceName, ignoreMissing bool) CRFit {
 	if o == nil {
-		return noCR(policy)
+		return noCR(ignoreMissing)
 	}
 	missing, ok := o.MissingResource(requested)
 	return CRFit{Rejected: ok, Missing: missing}

@@ -4,6 +4,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,6 +46,23 @@ func TestImportsStayPure(t *testing.T) {
 			}
 			if !ok {
 				t.Errorf("%s imports %s, which pkg/constraints must not depend on", name, path)
+			}
+		}
+	}
+}
+
+// TestDependenciesStayPure: not only the direct imports but everything the package pulls in stays
+// free of kube-scheduler, client-go and Accord's component configuration (whose registration
+// imports kube-scheduler's).
+func TestDependenciesStayPure(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, banned := range []string{"k8s.io/kubernetes/", "k8s.io/client-go/", "k8s.io/kube-scheduler/", "github.com/accord-sched/accord/apis/config"} {
+			if strings.HasPrefix(dep, banned) {
+				t.Errorf("pkg/constraints depends on %s", dep)
 			}
 		}
 	}

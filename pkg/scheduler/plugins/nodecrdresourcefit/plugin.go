@@ -133,7 +133,7 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 		return fwk.NewStatus(fwk.Error, "node not found")
 	}
 	_, offer := crcache.OfferOf(p.store, node.Name)
-	switch v := offer.Fit(s.requested, p.policy); {
+	switch v := offer.Fit(s.requested, p.policy == config.MissingCRPolicyIgnore); {
 	case !v.Rejected:
 		return nil
 	case v.NoCR:

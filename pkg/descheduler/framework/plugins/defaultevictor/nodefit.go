@@ -236,7 +236,7 @@ func crViolation(csrs accordlisters.ClusterScopedResourceLister, policy config.M
 			return fmt.Sprintf("reading the node's ClusterScopedResource: %v", err), true
 		}
 	}
-	switch v := constraints.FitCR(csr, requested, policy); {
+	switch v := constraints.FitCR(csr, requested, policy == config.MissingCRPolicyIgnore); {
 	case !v.Rejected:
 		return "", false
 	case v.NoCR && len(requested) == 0:

@@ -75,7 +75,7 @@ func (p *Plugin) Name() string { return Name }
 // is the Filter's rule, constraints.FitCR (missingCRPolicy included). buf is scratch space for the
 // requested resource names (may be nil).
 func Violation(csr *schedv1alpha1.ClusterScopedResource, policy config.MissingCRPolicy, pod *corev1.Pod, buf []corev1.ResourceName) (string, bool) {
-	switch v := constraints.FitCR(csr, constraints.AppendRequestedResources(buf[:0], pod), policy); {
+	switch v := constraints.FitCR(csr, constraints.AppendRequestedResources(buf[:0], pod), policy == config.MissingCRPolicyIgnore); {
 	case !v.Rejected:
 		return "", false
 	case v.NoCR:
