@@ -20,7 +20,9 @@ type noop struct{}
 func (noop) Name() string                                                 { return "Noop" }
 func (noop) Deschedule(context.Context, []*corev1.Node) *framework.Status { return nil }
 
-func newNoop(runtime.Object, framework.Handle) (framework.Plugin, error) { return noop{}, nil }
+func newNoop(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+	return noop{}, nil
+}
 
 // The upstream descheduler's Deployment arguments parse unchanged.
 func TestUpstreamFlagsParse(t *testing.T) {

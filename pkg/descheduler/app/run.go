@@ -216,7 +216,7 @@ func build(ctx context.Context, cfg Config, observer func(evictions.Record)) (*f
 		stopEvents = broadcaster.Shutdown
 		recorder = broadcaster.NewRecorder("accord-descheduler")
 	}
-	d, err := fwruntime.New(p, fwruntime.Options{
+	d, err := fwruntime.New(ctx, p, fwruntime.Options{
 		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
 		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: observer,
 		MetricsSources: fwruntime.MetricsOptions{Client: metricsClient, Collector: cfg.MetricsCollector},

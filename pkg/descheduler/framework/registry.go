@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 
@@ -9,8 +10,10 @@ import (
 )
 
 // PluginFactory builds a plugin of a profile from its decoded, defaulted and validated args (nil when
-// the plugin registered no args type) and the profile's Handle.
-type PluginFactory func(args runtime.Object, h Handle) (Plugin, error)
+// the plugin registered no args type) and the profile's Handle. ctx lives as long as the descheduler
+// and carries its logger (klog.FromContext): a plugin keeps it for work that outlives the factory
+// (informer handlers, background goroutines) and logs through it.
+type PluginFactory func(ctx context.Context, args runtime.Object, h Handle) (Plugin, error)
 
 // Registry maps plugin names to factories. It is a value: build one with NewInTreeRegistry (package
 // plugins) and add out-of-tree plugins with Register or Merge.

@@ -1,6 +1,7 @@
 package framework_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -15,7 +16,9 @@ type named string
 func (n named) Name() string { return string(n) }
 
 func factory(name string) framework.PluginFactory {
-	return func(runtime.Object, framework.Handle) (framework.Plugin, error) { return named(name), nil }
+	return func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+		return named(name), nil
+	}
 }
 
 func TestRegistry(t *testing.T) {
@@ -44,7 +47,7 @@ func TestRegistry(t *testing.T) {
 	if err := r.Unregister("B"); err != nil {
 		t.Fatal(err)
 	}
-	p, err := r["C"](nil, nil)
+	p, err := r["C"](t.Context(), nil, nil)
 	if err != nil || p.Name() != "C" {
 		t.Errorf("factory C built %v, %v", p, err)
 	}

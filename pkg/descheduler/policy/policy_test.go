@@ -54,7 +54,7 @@ func registries(t *testing.T) (framework.Registry, framework.ArgsTypes) {
 	reg := plugins.NewInTreeRegistry()
 	args := plugins.NewInTreeArgs()
 	for _, name := range []string{"RecordingDeschedule", "RecordingBalance"} {
-		if err := reg.Register(name, func(runtime.Object, framework.Handle) (framework.Plugin, error) {
+		if err := reg.Register(name, func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
 			return &recording{name: name}, nil
 		}); err != nil {
 			t.Fatal(err)

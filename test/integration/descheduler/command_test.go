@@ -78,7 +78,7 @@ profiles:
 	const leaseName = "accord-descheduler"
 
 	var cycles atomic.Int32
-	cmd := app.NewDeschedulerCommand(app.WithPlugin("CycleCounter", func(runtime.Object, framework.Handle) (framework.Plugin, error) {
+	cmd := app.NewDeschedulerCommand(app.WithPlugin("CycleCounter", func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
 		return cycleCounter{cycles: &cycles}, nil
 	}))
 	cmd.SetArgs([]string{

@@ -112,7 +112,7 @@ func (f *fixture) config(t *testing.T, policyPath string) app.Config {
 	return app.Config{
 		RestConfig: env.Config, PolicyConfigFile: policyPath, Metrics: f.metrics,
 		Plugins: []app.Option{
-			app.WithPlugin("LabelEvictor", func(_ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+			app.WithPlugin("LabelEvictor", func(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
 				f.plugin.h = h
 				return f.plugin, nil
 			}),

@@ -63,7 +63,7 @@ type victimController struct {
 
 var _ framework.Controller = &victimController{}
 
-func newVictimController(_ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func newVictimController(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	c := &victimController{h: h}
 	c.queue = controller.NewQueue("VictimController", c.reconcile)
 	pods := h.SharedInformerFactory().Core().V1().Pods()

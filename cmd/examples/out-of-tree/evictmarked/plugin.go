@@ -27,7 +27,7 @@ type EvictMarked struct {
 var _ framework.DeschedulePlugin = &EvictMarked{}
 
 // New builds the plugin.
-func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	args, ok := obj.(*EvictMarkedArgs)
 	if !ok {
 		return nil, fmt.Errorf("want *EvictMarkedArgs, got %T", obj)

@@ -12,7 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
@@ -63,8 +63,12 @@ func BenchmarkCycle(b *testing.B) {
 	defer klog.ClearLogger()
 	counter := &countingEvict{}
 	reg := plugins.NewInTreeRegistry()
-	_ = reg.Register("Nominator", func(_ k8sruntime.Object, h framework.Handle) (framework.Plugin, error) { return &nominator{h: h}, nil })
-	_ = reg.Register("CountingEvict", func(k8sruntime.Object, framework.Handle) (framework.Plugin, error) { return counter, nil })
+	_ = reg.Register("Nominator", func(_ context.Context, _ k8sruntime.Object, h framework.Handle) (framework.Plugin, error) {
+		return &nominator{h: h}, nil
+	})
+	_ = reg.Register("CountingEvict", func(context.Context, k8sruntime.Object, framework.Handle) (framework.Plugin, error) {
+		return counter, nil
+	})
 	args := plugins.NewInTreeArgs()
 	p, err := policy.Decode([]byte(`apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
@@ -85,8 +89,8 @@ profiles:
 	if errs := policy.Validate(p, reg, args); len(errs) > 0 {
 		b.Fatal(errs)
 	}
-	c := frameworktest.NewCluster()
-	d, err := fwruntime.New(p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs, Registry: reg, Metrics: metrics.New()})
+	c := fake.NewCluster()
+	d, err := fwruntime.New(b.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs, Registry: reg, Metrics: metrics.New()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,11 +99,11 @@ profiles:
 	podStore := c.Factory.Core().V1().Pods().Informer().GetIndexer()
 	for i := range nodes {
 		name := fmt.Sprintf("node-%d", i)
-		if err := nodeStore.Add(frameworktest.Node(name, nil, 32, 128)); err != nil {
+		if err := nodeStore.Add(fake.Node(name, nil, 32, 128)); err != nil {
 			b.Fatal(err)
 		}
 		for j := range podsPerNode {
-			pod := frameworktest.Pod(fmt.Sprintf("ns-%d", i%50), fmt.Sprintf("pod-%d-%d", i, j), name, 100)
+			pod := fake.Pod(fmt.Sprintf("ns-%d", i%50), fmt.Sprintf("pod-%d-%d", i, j), name, 100)
 			pod.Labels = map[string]string{"nominee": fmt.Sprint((i*podsPerNode+j)%100 == 0)}
 			if err := podStore.Add(pod); err != nil {
 				b.Fatal(err)

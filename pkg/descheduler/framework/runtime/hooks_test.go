@@ -12,7 +12,7 @@ import (
 
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
@@ -73,14 +73,14 @@ func TestRuntimeWiresHooks(t *testing.T) {
 	rec := &recorder{}
 	j := &judge{rec: rec}
 	reg := plugins.NewInTreeRegistry()
-	_ = reg.Register("Judge", func(runtime.Object, framework.Handle) (framework.Plugin, error) { return j, nil })
-	_ = reg.Register("Nominator", func(_ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	_ = reg.Register("Judge", func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) { return j, nil })
+	_ = reg.Register("Nominator", func(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
 		return &hookNominator{name: "Nominator", h: h}, nil
 	})
-	_ = reg.Register("Aging", func(runtime.Object, framework.Handle) (framework.Plugin, error) { return aging{}, nil })
-	blocked := frameworktest.Pod("ns", "b", "n1", 100)
+	_ = reg.Register("Aging", func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) { return aging{}, nil })
+	blocked := fake.Pod("ns", "b", "n1", 100)
 	blocked.Labels = map[string]string{"block": "yes"}
-	c := frameworktest.NewCluster(frameworktest.Node("n1", nil, 4, 8), frameworktest.Pod("ns", "a", "n1", 100), blocked)
+	c := fake.NewCluster(fake.Node("n1", nil, 4, 8), fake.Pod("ns", "a", "n1", 100), blocked)
 	p, err := policy.Decode([]byte(`apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 profiles:
@@ -93,7 +93,7 @@ profiles:
 		t.Fatal(err)
 	}
 	var records []evictions.Record
-	d, err := fwruntime.New(p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
+	d, err := fwruntime.New(t.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
 		Registry: reg, Metrics: metrics.New(), Observer: func(r evictions.Record) { records = append(records, r) }})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ profiles:
 // A profile has one rule for nodes without a ClusterScopedResource: DefaultEvictor and
 // NodeCRDResourceFit with different missingCRPolicy values are refused, naming both.
 func TestProfileMissingCRPolicyMustAgree(t *testing.T) {
-	c := frameworktest.NewCluster(frameworktest.Node("n1", nil, 4, 8))
+	c := fake.NewCluster(fake.Node("n1", nil, 4, 8))
 	p, err := policy.Decode([]byte(`apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 profiles:
@@ -150,7 +150,7 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = fwruntime.New(p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
+	_, err = fwruntime.New(t.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
 		Registry: plugins.NewInTreeRegistry(), Metrics: metrics.New()})
 	if err == nil || !strings.Contains(err.Error(), `plugin "DefaultEvictor" has missingCRPolicy Ignore and plugin "NodeCRDResourceFit" has Reject`) {
 		t.Fatalf("err = %v", err)

@@ -96,8 +96,9 @@ type Descheduler struct {
 // New builds every profile of a validated policy: it instantiates each enabled plugin once per
 // profile with its args and a Handle, and checks that each implements the extension points it is
 // enabled at (errors carry the policy's field paths). Informers the plugins need are requested from
-// the factories; start the factories after New and before the first cycle.
-func New(p *descheduler.DeschedulerPolicy, opts Options) (*Descheduler, error) {
+// the factories; start the factories after New and before the first cycle. ctx is handed to every
+// plugin factory: it should live as long as the Descheduler.
+func New(ctx context.Context, p *descheduler.DeschedulerPolicy, opts Options) (*Descheduler, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
@@ -120,11 +121,11 @@ func New(p *descheduler.DeschedulerPolicy, opts Options) (*Descheduler, error) {
 		return nil, err
 	}
 	if l := d.limiter.Limits(); l.Defaulted {
-		klog.InfoS("The policy sets no eviction limits; safe defaults apply", "maxPodsToEvictPerNode", *l.PerNode, "maxPodsToEvictTotal", *l.Total)
+		klog.FromContext(ctx).Info("The policy sets no eviction limits; safe defaults apply", "maxPodsToEvictPerNode", *l.PerNode, "maxPodsToEvictTotal", *l.Total)
 	}
 	var errs field.ErrorList
 	for i := range p.Profiles {
-		prof, perrs, err := d.buildProfile(i, p, opts, podIndexer)
+		prof, perrs, err := d.buildProfile(ctx, i, p, opts, podIndexer)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +138,7 @@ func New(p *descheduler.DeschedulerPolicy, opts Options) (*Descheduler, error) {
 	return d, nil
 }
 
-func (d *Descheduler) buildProfile(i int, p *descheduler.DeschedulerPolicy, opts Options, pods cache.Indexer) (*Profile, field.ErrorList, error) {
+func (d *Descheduler) buildProfile(ctx context.Context, i int, p *descheduler.DeschedulerPolicy, opts Options, pods cache.Indexer) (*Profile, field.ErrorList, error) {
 	cfg := &p.Profiles[i]
 	sel := labels.Everything()
 	selStr := p.NodeSelector
@@ -181,7 +182,7 @@ func (d *Descheduler) buildProfile(i int, p *descheduler.DeschedulerPolicy, opts
 		// Each plugin gets its own Handle whose Evictor names it as the nominator.
 		ph := *h
 		ph.evictor = &tracedEvictor{Evictor: ev.ForPlugin(name), tracer: d.tracer, profile: cfg.Name, plugin: name}
-		pl, err := factory(argsOf(cfg, name), &ph)
+		pl, err := factory(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("profile", cfg.Name, "plugin", name)), argsOf(cfg, name), &ph)
 		if err != nil {
 			return nil, fmt.Errorf("profile %q: building plugin %q: %w", cfg.Name, name, err)
 		}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
@@ -93,7 +93,7 @@ func (filterOnly) PreEvictionFilter(*corev1.Pod) bool { return true }
 func registry(rec *recorder, plugins_ map[string]*recPlugin) framework.Registry {
 	reg := plugins.NewInTreeRegistry()
 	for _, name := range []string{"D1", "D2", "B1", "B2", "Failing", "Panicking", "Evicting"} {
-		_ = reg.Register(name, func(_ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+		_ = reg.Register(name, func(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
 			p := &recPlugin{name: name, h: h, rec: rec, evict: name == "Evicting"}
 			switch name {
 			case "Failing":
@@ -107,11 +107,13 @@ func registry(rec *recorder, plugins_ map[string]*recPlugin) framework.Registry 
 			return p, nil
 		})
 	}
-	_ = reg.Register("FilterOnly", func(runtime.Object, framework.Handle) (framework.Plugin, error) { return filterOnly{}, nil })
+	_ = reg.Register("FilterOnly", func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+		return filterOnly{}, nil
+	})
 	return reg
 }
 
-func build(t *testing.T, c *frameworktest.Cluster, reg framework.Registry, doc string, dryRun bool) (*fwruntime.Descheduler, error) {
+func build(t *testing.T, c *fake.Cluster, reg framework.Registry, doc string, dryRun bool) (*fwruntime.Descheduler, error) {
 	t.Helper()
 	p, err := policy.Decode([]byte("apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\n"+doc), plugins.NewInTreeArgs())
 	if err != nil {
@@ -120,15 +122,15 @@ func build(t *testing.T, c *frameworktest.Cluster, reg framework.Registry, doc s
 	if errs := policy.Validate(p, reg, plugins.NewInTreeArgs()); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	return fwruntime.New(p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
+	return fwruntime.New(t.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
 		Registry: reg, DryRun: dryRun, Metrics: metrics.New()})
 }
 
 func TestCycleRunsDescheduleOfAllProfilesBeforeBalance(t *testing.T) {
-	c := frameworktest.NewCluster(
-		frameworktest.Node("a1", map[string]string{"pool": "a"}, 4, 8),
-		frameworktest.Node("a2", map[string]string{"pool": "a"}, 4, 8),
-		frameworktest.Node("b1", map[string]string{"pool": "b"}, 4, 8),
+	c := fake.NewCluster(
+		fake.Node("a1", map[string]string{"pool": "a"}, 4, 8),
+		fake.Node("a2", map[string]string{"pool": "a"}, 4, 8),
+		fake.Node("b1", map[string]string{"pool": "b"}, 4, 8),
 	)
 	rec := &recorder{}
 	d, err := build(t, c, registry(rec, nil), `
@@ -174,7 +176,7 @@ profiles:
 }
 
 func TestExtensionPointNotImplemented(t *testing.T) {
-	c := frameworktest.NewCluster()
+	c := fake.NewCluster()
 	_, err := build(t, c, registry(&recorder{}, nil), `
 profiles:
 - name: p
@@ -200,19 +202,19 @@ profiles:
 func pods(n int, node string) []runtime.Object {
 	var out []runtime.Object
 	for i := range n {
-		out = append(out, frameworktest.Pod("ns", fmt.Sprintf("%s-p%d", node, i), node, 100))
+		out = append(out, fake.Pod("ns", fmt.Sprintf("%s-p%d", node, i), node, 100))
 	}
 	return out
 }
 
-func cluster(nodes, podsPerNode int) *frameworktest.Cluster {
+func cluster(nodes, podsPerNode int) *fake.Cluster {
 	var objs []runtime.Object
 	for i := range nodes {
 		name := fmt.Sprintf("n%d", i)
-		objs = append(objs, frameworktest.Node(name, nil, 4, 8))
+		objs = append(objs, fake.Node(name, nil, 4, 8))
 		objs = append(objs, pods(podsPerNode, name)...)
 	}
-	return frameworktest.NewCluster(objs...)
+	return fake.NewCluster(objs...)
 }
 
 func TestSafeDefaultLimits(t *testing.T) {
@@ -400,7 +402,7 @@ profiles:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plugs := map[string]*recPlugin{}
-			if _, err := build(t, frameworktest.NewCluster(), registry(&recorder{}, plugs), tc.doc, false); err != nil {
+			if _, err := build(t, fake.NewCluster(), registry(&recorder{}, plugs), tc.doc, false); err != nil {
 				t.Fatal(err)
 			}
 			for profile, want := range tc.want {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
@@ -29,11 +29,13 @@ func (failingBalancer) Balance(context.Context, []*corev1.Node) *framework.Statu
 // eviction is a child of the plugin's span with the pod, node and result.
 func TestRuntimeTracesCyclesPluginsEvictions(t *testing.T) {
 	reg := plugins.NewInTreeRegistry()
-	_ = reg.Register("Nominator", func(_ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	_ = reg.Register("Nominator", func(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
 		return &hookNominator{name: "Nominator", h: h}, nil
 	})
-	_ = reg.Register("Failer", func(runtime.Object, framework.Handle) (framework.Plugin, error) { return failingBalancer{}, nil })
-	c := frameworktest.NewCluster(frameworktest.Node("n1", nil, 4, 8), frameworktest.Pod("ns", "a", "n1", 100), frameworktest.Pod("ns", "b", "n1", 100))
+	_ = reg.Register("Failer", func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+		return failingBalancer{}, nil
+	})
+	c := fake.NewCluster(fake.Node("n1", nil, 4, 8), fake.Pod("ns", "a", "n1", 100), fake.Pod("ns", "b", "n1", 100))
 	p, err := policy.Decode([]byte(`apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 maxNoOfPodsToEvictTotal: 1
@@ -49,7 +51,7 @@ profiles:
 	}
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	d, err := fwruntime.New(p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
+	d, err := fwruntime.New(t.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
 		Registry: reg, Metrics: metrics.New(), TracerProvider: tp})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/accord-sched/accord/apis/descheduler/v1alpha2"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/nodefit"
 	corelisters "k8s.io/client-go/listers/core/v1"
 )
 
@@ -47,7 +48,7 @@ type DefaultEvictor struct {
 	nodeSel   labels.Selector
 
 	nodes  corelisters.NodeLister
-	fitter *NodeFitter
+	fitter *nodefit.Fitter
 	// nsSel and namespaces: namespaceLabelSelector (nil when not set).
 	nsSel      labels.Selector
 	namespaces corelisters.NamespaceLister
@@ -58,6 +59,8 @@ type DefaultEvictor struct {
 	pdbs           policylisters.PodDisruptionBudgetLister
 	owners         cache.Indexer
 	now            func() time.Time
+	// logger is the factory context's (it names the profile and the plugin).
+	logger klog.Logger
 }
 
 var (
@@ -66,12 +69,12 @@ var (
 )
 
 // New builds the plugin from its (defaulted, validated) args.
-func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	args, ok := obj.(*DefaultEvictorArgs)
 	if !ok {
 		return nil, fmt.Errorf("want args of type DefaultEvictorArgs, got %T", obj)
 	}
-	d := &DefaultEvictor{args: args, handle: h, now: time.Now, protected: map[PodProtection]bool{},
+	d := &DefaultEvictor{args: args, handle: h, logger: klog.FromContext(ctx), now: time.Now, protected: map[PodProtection]bool{},
 		selector: labels.Everything(), nodeSel: labels.Everything()}
 	for _, p := range defaultProtections {
 		d.protected[p] = true
@@ -140,7 +143,7 @@ func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	}
 	if args.NodeFit {
 		d.nodes = h.SharedInformerFactory().Core().V1().Nodes().Lister()
-		d.fitter = NewNodeFitterFor(h, args.MissingCRPolicy)
+		d.fitter = nodefit.ForHandle(ctx, h, args.MissingCRPolicy)
 	}
 	if d.protected[PodsWithoutPDB] {
 		d.pdbs = h.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()
@@ -175,8 +178,8 @@ func (d *DefaultEvictor) Name() string { return Name }
 // Filter applies the cheap rules; see the package documentation.
 func (d *DefaultEvictor) Filter(pod *corev1.Pod) bool {
 	ok, why := d.filter(pod)
-	if !ok && klog.V(5).Enabled() {
-		klog.InfoS("Pod not evictable", "pod", klog.KObj(pod), "reason", why)
+	if !ok && d.logger.V(5).Enabled() {
+		d.logger.Info("Pod not evictable", "pod", klog.KObj(pod), "reason", why)
 	}
 	return ok
 }
@@ -295,7 +298,7 @@ func (d *DefaultEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
 	if d.args.MinReplicas > 1 && len(pod.OwnerReferences) > 0 {
 		siblings, err := d.owners.ByIndex(ownerUIDIndex, string(pod.OwnerReferences[0].UID))
 		if err != nil || len(siblings) < int(d.args.MinReplicas) {
-			klog.V(5).InfoS("Pod not evictable", "pod", klog.KObj(pod), "reason", "owner has fewer pods than minReplicas", "pods", len(siblings))
+			d.logger.V(5).Info("Pod not evictable", "pod", klog.KObj(pod), "reason", "owner has fewer pods than minReplicas", "pods", len(siblings))
 			return false
 		}
 	}
@@ -304,10 +307,10 @@ func (d *DefaultEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
 	}
 	node, ok := d.fitsOtherNode(pod)
 	if !ok {
-		klog.V(4).InfoS("Pod not evictable: it fits no other Ready node", "pod", klog.KObj(pod))
+		d.logger.V(4).Info("Pod not evictable: it fits no other Ready node", "pod", klog.KObj(pod))
 		return false
 	}
-	klog.V(5).InfoS("Pod fits another node", "pod", klog.KObj(pod), "node", node)
+	d.logger.V(5).Info("Pod fits another node", "pod", klog.KObj(pod), "node", node)
 	return true
 }
 

@@ -15,11 +15,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 )
 
-func newEvictor(t *testing.T, c *frameworktest.Cluster, args *DefaultEvictorArgs) *DefaultEvictor {
+func newEvictor(t *testing.T, c *fake.Cluster, args *DefaultEvictorArgs) *DefaultEvictor {
 	t.Helper()
 	args.SetDefaults()
 	if errs := args.Validate(nil); len(errs) > 0 {
@@ -29,7 +29,7 @@ func newEvictor(t *testing.T, c *frameworktest.Cluster, args *DefaultEvictorArgs
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := New(args, &frameworktest.Handle{Cluster: c, Pods: indexer})
+	pl, err := New(t.Context(), args, &fake.Handle{Cluster: c, Pods: indexer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func newEvictor(t *testing.T, c *frameworktest.Cluster, args *DefaultEvictorArgs
 }
 
 func pod(name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
-	p := frameworktest.Pod("ns", name, "n1", 500)
+	p := fake.Pod("ns", name, "n1", 500)
 	p.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1, 11, 0, 0, 0, time.UTC))
 	p.Labels = map[string]string{"app": "web"}
 	for _, m := range mutate {
@@ -50,7 +50,7 @@ func pod(name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
 }
 
 func TestFilterRules(t *testing.T) {
-	c := frameworktest.NewCluster(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000})
+	c := fake.NewCluster(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000})
 	def := newEvictor(t, c, &DefaultEvictorArgs{})
 	cases := []struct {
 		name string
@@ -85,7 +85,7 @@ func TestFilterRules(t *testing.T) {
 		}
 	}
 
-	allowing := newEvictor(t, frameworktest.NewCluster(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000}), &DefaultEvictorArgs{
+	allowing := newEvictor(t, fake.NewCluster(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000}), &DefaultEvictorArgs{
 		PriorityThreshold: &PriorityThreshold{Name: "high"},
 		PodProtections: PodProtections{DefaultDisabled: []PodProtection{PodsWithLocalStorage, DaemonSetPods, FailedBarePods,
 			BarePods, PodsWithPVC, SystemCriticalPods}},
@@ -110,7 +110,7 @@ func TestFilterRules(t *testing.T) {
 	if allowing.threshold != 1000 {
 		t.Errorf("threshold from class name = %d", allowing.threshold)
 	}
-	protectCritical := newEvictor(t, frameworktest.NewCluster(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000}),
+	protectCritical := newEvictor(t, fake.NewCluster(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000}),
 		&DefaultEvictorArgs{PriorityThreshold: &PriorityThreshold{Name: "high"}})
 	if protectCritical.Filter(pod("p1000", func(p *corev1.Pod) { p.Spec.Priority = ptr.To[int32](1000) })) {
 		t.Error("pod at the class threshold evictable")
@@ -121,7 +121,7 @@ func TestPodsWithoutPDBAndMinReplicas(t *testing.T) {
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pdb"}, Spec: policyv1.PodDisruptionBudgetSpec{
 		MaxUnavailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
 	only := pod("only")
-	c := frameworktest.NewCluster(pdb, only)
+	c := fake.NewCluster(pdb, only)
 	d := newEvictor(t, c, &DefaultEvictorArgs{IgnorePodsWithoutPDB: true, MinReplicas: 2})
 	if !d.Filter(pod("covered")) || d.Filter(pod("uncovered", func(p *corev1.Pod) { p.Labels = map[string]string{"app": "db"} })) {
 		t.Error("PodsWithoutPDB protection")
@@ -134,7 +134,7 @@ func TestPodsWithoutPDBAndMinReplicas(t *testing.T) {
 func TestNodeFit(t *testing.T) {
 	gpu := corev1.ResourceName("example.com/gpu")
 	node := func(name string, mutate ...func(*corev1.Node)) *corev1.Node {
-		n := frameworktest.Node(name, map[string]string{"zone": "z1"}, 2, 4)
+		n := fake.Node(name, map[string]string{"zone": "z1"}, 2, 4)
 		for _, m := range mutate {
 			m(n)
 		}
@@ -166,7 +166,7 @@ func TestNodeFit(t *testing.T) {
 		}), []runtime.Object{csr("x", "cpu")}, nil, false},
 		{"unschedulable", node("x", func(n *corev1.Node) { n.Spec.Unschedulable = true }), []runtime.Object{csr("x", "cpu")}, nil, false},
 		{"node affinity mismatch", node("x", func(n *corev1.Node) { n.Labels["zone"] = "z2" }), []runtime.Object{csr("x", "cpu")}, nil, false},
-		{"insufficient cpu", node("x"), []runtime.Object{csr("x", "cpu")}, []*corev1.Pod{frameworktest.Pod("ns", "big", "x", 1000)}, false},
+		{"insufficient cpu", node("x"), []runtime.Object{csr("x", "cpu")}, []*corev1.Pod{fake.Pod("ns", "big", "x", 1000)}, false},
 		{"ClusterScopedResource lacks cpu", node("x"), []runtime.Object{csr("x", gpu)}, nil, false},
 		{"no ClusterScopedResource", node("x"), nil, nil, false},
 	}
@@ -179,7 +179,7 @@ func TestNodeFit(t *testing.T) {
 			for _, p := range tc.other {
 				objs = append(objs, p)
 			}
-			c := frameworktest.NewCluster(objs...)
+			c := fake.NewCluster(objs...)
 			for _, cr := range tc.crs {
 				if err := c.Accord.Tracker().Add(cr); err != nil {
 					t.Fatal(err)
@@ -196,7 +196,7 @@ func TestNodeFit(t *testing.T) {
 		})
 	}
 	// nodeSelector limits the candidate nodes.
-	c := frameworktest.NewCluster(node("home"), node("x"), victim)
+	c := fake.NewCluster(node("home"), node("x"), victim)
 	_ = c.Accord.Tracker().Add(csr("x", "cpu"))
 	d := newEvictor(t, c, &DefaultEvictorArgs{NodeFit: true, NodeSelector: "zone=z9"})
 	if d.PreEvictionFilter(victim) {
@@ -206,7 +206,7 @@ func TestNodeFit(t *testing.T) {
 
 // The deprecated booleans still turn protections off, as upstream's do.
 func TestDeprecatedBooleans(t *testing.T) {
-	d := newEvictor(t, frameworktest.NewCluster(), &DefaultEvictorArgs{EvictLocalStoragePods: true, EvictDaemonSetPods: true})
+	d := newEvictor(t, fake.NewCluster(), &DefaultEvictorArgs{EvictLocalStoragePods: true, EvictDaemonSetPods: true})
 	local := pod("local", func(p *corev1.Pod) {
 		p.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	})
@@ -218,7 +218,7 @@ func TestDeprecatedBooleans(t *testing.T) {
 
 // namespaceLabelSelector: only pods of namespaces whose labels match are evictable.
 func TestNamespaceLabelSelector(t *testing.T) {
-	c := frameworktest.NewCluster(
+	c := fake.NewCluster(
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "pay", Labels: map[string]string{"team": "payments"}}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"team": "web"}}})
 	d := newEvictor(t, c, &DefaultEvictorArgs{NamespaceLabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "payments"}}})
@@ -235,7 +235,7 @@ func TestNamespaceLabelSelector(t *testing.T) {
 		t.Error("pod of an unknown namespace evictable")
 	}
 	// An empty selector selects everything, as upstream.
-	all := newEvictor(t, frameworktest.NewCluster(), &DefaultEvictorArgs{NamespaceLabelSelector: &metav1.LabelSelector{}})
+	all := newEvictor(t, fake.NewCluster(), &DefaultEvictorArgs{NamespaceLabelSelector: &metav1.LabelSelector{}})
 	if !all.Filter(out) {
 		t.Error("an empty namespaceLabelSelector filtered a pod")
 	}
@@ -246,10 +246,10 @@ func TestPodsWithResourceClaims(t *testing.T) {
 	claim := pod("claim", func(p *corev1.Pod) {
 		p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("gpu-claim")}}
 	})
-	if !newEvictor(t, frameworktest.NewCluster(), &DefaultEvictorArgs{}).Filter(claim) {
+	if !newEvictor(t, fake.NewCluster(), &DefaultEvictorArgs{}).Filter(claim) {
 		t.Error("a pod with a ResourceClaim protected by default")
 	}
-	d := newEvictor(t, frameworktest.NewCluster(), &DefaultEvictorArgs{PodProtections: PodProtections{ExtraEnabled: []PodProtection{PodsWithResourceClaims}}})
+	d := newEvictor(t, fake.NewCluster(), &DefaultEvictorArgs{PodProtections: PodProtections{ExtraEnabled: []PodProtection{PodsWithResourceClaims}}})
 	if ok, why := d.filter(claim); ok || why != "pod with ResourceClaims" {
 		t.Errorf("PodsWithResourceClaims: %v %q", ok, why)
 	}
@@ -262,7 +262,7 @@ func TestProtectedStorageClasses(t *testing.T) {
 		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
 			Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: class}}
 	}
-	c := frameworktest.NewCluster(pvc("local", ptr.To("local-path")), pvc("net", ptr.To("ceph")), pvc("none", nil))
+	c := fake.NewCluster(pvc("local", ptr.To("local-path")), pvc("net", ptr.To("ceph")), pvc("none", nil))
 	d := newEvictor(t, c, &DefaultEvictorArgs{PodProtections: PodProtections{Config: &PodProtectionsConfig{
 		PodsWithPVC: &PodsWithPVCConfig{ProtectedStorageClasses: []ProtectedStorageClass{{Name: "local-path"}}}}}})
 	withClaim := func(claim string) *corev1.Pod {

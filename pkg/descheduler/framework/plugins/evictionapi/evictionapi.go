@@ -31,7 +31,7 @@ type EvictionAPI struct {
 var _ framework.EvictPlugin = &EvictionAPI{}
 
 // New builds the plugin; it takes no args.
-func New(_ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func New(ctx context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	return &EvictionAPI{handle: h}, nil
 }
 

@@ -8,7 +8,7 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 )
@@ -16,8 +16,8 @@ import (
 // Two evictions of the same pod race (an event-triggered controller and a periodic cycle): the
 // loser gets NotFound from the Eviction API, which is neither a failure nor a success.
 func TestEvictionRaceLoserGetsPodGone(t *testing.T) {
-	pod := frameworktest.Pod("ns", "p", "n1", 100)
-	env := plugintest.New(t, plugintest.Options{}, frameworktest.Node("n1", nil, 4, 8), pod)
+	pod := fake.Pod("ns", "p", "n1", 100)
+	env := plugintest.New(t, plugintest.Options{}, fake.Node("n1", nil, 4, 8), pod)
 	env.Evictor.Metrics = metrics.New()
 	env.Start(t)
 	ctx := context.Background()

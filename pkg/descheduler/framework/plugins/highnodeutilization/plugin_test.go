@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
@@ -48,12 +48,12 @@ func TestArgs(t *testing.T) {
 
 func TestBalance(t *testing.T) {
 	objs := func(busyMilli int64) []runtime.Object {
-		bare := frameworktest.Pod("ns", "bare", "n2", 500)
+		bare := fake.Pod("ns", "bare", "n2", 500)
 		bare.OwnerReferences = nil
 		return []runtime.Object{
-			frameworktest.Node("n1", nil, 10, 16), frameworktest.Node("n2", nil, 10, 16), frameworktest.Node("n3", nil, 10, 16),
-			frameworktest.Pod("ns", "a", "n1", 1000), frameworktest.Pod("ns", "b", "n2", 1000), bare,
-			frameworktest.Pod("ns", "busy", "n3", busyMilli),
+			fake.Node("n1", nil, 10, 16), fake.Node("n2", nil, 10, 16), fake.Node("n3", nil, 10, 16),
+			fake.Pod("ns", "a", "n1", 1000), fake.Pod("ns", "b", "n2", 1000), bare,
+			fake.Pod("ns", "busy", "n3", busyMilli),
 		}
 	}
 	cases := []struct {
@@ -76,7 +76,7 @@ func TestBalance(t *testing.T) {
 			env := plugintest.New(t, plugintest.Options{DefaultEvictor: tc.evictor}, objs(tc.busy)...)
 			a := tc.args
 			a.SetDefaults()
-			pl, err := New(&a, env.Handle())
+			pl, err := New(t.Context(), &a, env.Handle())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,13 +91,13 @@ func TestBalance(t *testing.T) {
 // evictionModes [OnlyThresholdingResources]: a pod that requests none of the thresholds' resources
 // stays where it is (upstream's mode).
 func TestOnlyThresholdingResources(t *testing.T) {
-	memOnly := frameworktest.Pod("ns", "mem-only", "n1", 0)
+	memOnly := fake.Pod("ns", "mem-only", "n1", 0)
 	memOnly.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
-	initCPU := frameworktest.Pod("ns", "init-cpu", "n1", 0)
+	initCPU := fake.Pod("ns", "init-cpu", "n1", 0)
 	initCPU.Spec.Containers[0].Resources.Requests = nil
 	initCPU.Spec.InitContainers = []corev1.Container{{Name: "i", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}
-	objs := []runtime.Object{frameworktest.Node("n1", nil, 10, 16), frameworktest.Node("n2", nil, 10, 16),
-		frameworktest.Pod("ns", "cpu", "n1", 500), memOnly, initCPU, frameworktest.Pod("ns", "busy", "n2", 6000)}
+	objs := []runtime.Object{fake.Node("n1", nil, 10, 16), fake.Node("n2", nil, 10, 16),
+		fake.Pod("ns", "cpu", "n1", 500), memOnly, initCPU, fake.Pod("ns", "busy", "n2", 6000)}
 	for _, tc := range []struct {
 		modes []EvictionMode
 		want  []string
@@ -108,7 +108,7 @@ func TestOnlyThresholdingResources(t *testing.T) {
 		env := plugintest.New(t, plugintest.Options{}, objs...)
 		a := HighNodeUtilizationArgs{Thresholds: rt{"cpu": 20}, EvictionModes: tc.modes}
 		a.SetDefaults()
-		pl, err := New(&a, env.Handle())
+		pl, err := New(t.Context(), &a, env.Handle())
 		if err != nil {
 			t.Fatal(err)
 		}

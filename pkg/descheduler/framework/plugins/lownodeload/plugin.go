@@ -51,7 +51,7 @@ type Plugin struct {
 var _ framework.BalancePlugin = &Plugin{}
 
 // New builds the plugin from its (defaulted, validated) args.
-func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	args, ok := obj.(*LowNodeLoadArgs)
 	if !ok {
 		return nil, fmt.Errorf("%s: want args of type LowNodeLoadArgs, got %T", Name, obj)

@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 )
@@ -90,7 +90,7 @@ func metric(node string, cpuMilli int64, age time.Duration, pods ...podSpec) *sl
 func pods(node string, specs ...podSpec) []runtime.Object {
 	var out []runtime.Object
 	for _, s := range specs {
-		p := frameworktest.Pod("ns", s.name, node, 100)
+		p := fake.Pod("ns", s.name, node, 100)
 		p.Spec.Priority = ptr.To(s.prio)
 		if s.mutate != nil {
 			s.mutate(p)
@@ -155,7 +155,7 @@ func TestBalance(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			specs := append(slices.Clone(hotPods), tc.extra...)
 			// n1: 10 CPUs, 9 used by its pods; n2: 5 used (neither hot nor cool); n3: cool or not.
-			objs := append(pods("n1", specs...), frameworktest.Node("n1", nil, 10, 16), frameworktest.Node("n2", nil, 10, 16), frameworktest.Node("n3", nil, 10, 16))
+			objs := append(pods("n1", specs...), fake.Node("n1", nil, 10, 16), fake.Node("n2", nil, 10, 16), fake.Node("n3", nil, 10, 16))
 			hot := metric("n1", 9000, tc.hotAge, specs...)
 			crs := []runtime.Object{hot, metric("n2", 5000, 0), metric("n3", tc.coolCPU, 0)}
 			env := plugintest.New(t, plugintest.Options{CRs: crs}, objs...)
@@ -167,7 +167,7 @@ func TestBalance(t *testing.T) {
 			if errs := args.Validate(nil); len(errs) > 0 {
 				t.Fatal(errs)
 			}
-			pl, err := New(&args, env.Handle())
+			pl, err := New(t.Context(), &args, env.Handle())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,11 +186,11 @@ func TestBalance(t *testing.T) {
 }
 
 func TestNoSecondWaveWhileMetricLags(t *testing.T) {
-	objs := append(pods("n1", hotPods...), frameworktest.Node("n1", nil, 10, 16), frameworktest.Node("n3", nil, 10, 16))
+	objs := append(pods("n1", hotPods...), fake.Node("n1", nil, 10, 16), fake.Node("n3", nil, 10, 16))
 	env := plugintest.New(t, plugintest.Options{CRs: []runtime.Object{metric("n1", 9000, 0, hotPods...), metric("n3", 0, 0)}}, objs...)
 	args := LowNodeLoadArgs{ConsecutiveAbnormalities: 2}
 	args.SetDefaults()
-	pl, err := New(&args, env.Handle())
+	pl, err := New(t.Context(), &args, env.Handle())
 	if err != nil {
 		t.Fatal(err)
 	}

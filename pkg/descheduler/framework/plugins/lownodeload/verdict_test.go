@@ -8,14 +8,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 )
 
 // NodeVerdict flags a node whose fresh metric plus the pod's measured usage is over the high
 // thresholds (constraints.CheckLoad, as Balance and LoadAware's Filter).
 func TestNodeVerdict(t *testing.T) {
-	n1, n2, n3, n4 := frameworktest.Node("n1", nil, 10, 16), frameworktest.Node("n2", nil, 10, 16), frameworktest.Node("n3", nil, 10, 16), frameworktest.Node("n4", nil, 10, 16)
+	n1, n2, n3, n4 := fake.Node("n1", nil, 10, 16), fake.Node("n2", nil, 10, 16), fake.Node("n3", nil, 10, 16), fake.Node("n4", nil, 10, 16)
 	objs := append(pods("n1", hotPods...), n1, n2, n3, n4)
 	crs := []runtime.Object{
 		metric("n1", 9000, 0, hotPods...), // the pods' node: low-big uses 2 CPUs there
@@ -29,7 +29,7 @@ func TestNodeVerdict(t *testing.T) {
 		LowThresholds:  map[corev1.ResourceName]int64{corev1.ResourceCPU: 45, corev1.ResourceMemory: 75},
 	}
 	args.SetDefaults()
-	pl, err := New(&args, env.Handle())
+	pl, err := New(t.Context(), &args, env.Handle())
 	if err != nil {
 		t.Fatal(err)
 	}

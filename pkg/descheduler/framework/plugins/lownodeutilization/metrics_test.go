@@ -74,7 +74,7 @@ func newMeasured(t *testing.T, src *fakeSources, args LowNodeUtilizationArgs) (*
 		t.Fatal(errs.ToAggregate())
 	}
 	env := plugintest.New(t, plugintest.Options{MetricsProviders: src}, cluster()...)
-	pl, err := New(&args, env.Handle())
+	pl, err := New(t.Context(), &args, env.Handle())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestUnconfiguredSourceFailsTheBuild(t *testing.T) {
 	args := kubeArgs()
 	args.SetDefaults()
 	env := plugintest.New(t, plugintest.Options{MetricsProviders: &fakeSources{noKube: true}}, cluster()...)
-	_, err := New(&args, env.Handle())
+	_, err := New(t.Context(), &args, env.Handle())
 	if err == nil || !strings.Contains(err.Error(), "metricsUtilization.source KubernetesMetrics: the policy configures no KubernetesMetrics source") {
 		t.Fatalf("err = %v", err)
 	}

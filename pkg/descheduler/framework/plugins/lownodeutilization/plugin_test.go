@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 )
@@ -56,21 +56,21 @@ func TestArgs(t *testing.T) {
 
 // cluster: three 10-CPU nodes; n1 runs 8 one-CPU pods (priorities 0..7), n2 one, n3 three.
 func cluster(extra ...runtime.Object) []runtime.Object {
-	objs := []runtime.Object{frameworktest.Node("n1", nil, 10, 16), frameworktest.Node("n2", nil, 10, 16), frameworktest.Node("n3", nil, 10, 16)}
+	objs := []runtime.Object{fake.Node("n1", nil, 10, 16), fake.Node("n2", nil, 10, 16), fake.Node("n3", nil, 10, 16)}
 	for i := range 8 {
-		p := frameworktest.Pod("ns", fmt.Sprintf("p%d", i), "n1", 1000)
+		p := fake.Pod("ns", fmt.Sprintf("p%d", i), "n1", 1000)
 		p.Spec.Priority = ptr.To(int32(i))
 		objs = append(objs, p)
 	}
-	objs = append(objs, frameworktest.Pod("ns", "q0", "n2", 1000))
+	objs = append(objs, fake.Pod("ns", "q0", "n2", 1000))
 	for i := range 3 {
-		objs = append(objs, frameworktest.Pod("ns", fmt.Sprintf("r%d", i), "n3", 1000))
+		objs = append(objs, fake.Pod("ns", fmt.Sprintf("r%d", i), "n3", 1000))
 	}
 	return append(objs, extra...)
 }
 
 func TestBalance(t *testing.T) {
-	bare := frameworktest.Pod("ns", "bare", "n1", 1000)
+	bare := fake.Pod("ns", "bare", "n1", 1000)
 	bare.OwnerReferences = nil
 	bare.Spec.Priority = ptr.To[int32](-1)
 	cases := []struct {
@@ -103,7 +103,7 @@ func TestBalance(t *testing.T) {
 			if errs := a.Validate(nil); len(errs) > 0 {
 				t.Fatal(errs)
 			}
-			pl, err := New(&a, env.Handle())
+			pl, err := New(t.Context(), &a, env.Handle())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,7 @@ func TestNodeVerdict(t *testing.T) {
 	env := plugintest.New(t, plugintest.Options{}, cluster()...)
 	a := LowNodeUtilizationArgs{Thresholds: rt{"cpu": 20}, TargetThresholds: rt{"cpu": 50}}
 	a.SetDefaults()
-	pl, err := New(&a, env.Handle())
+	pl, err := New(t.Context(), &a, env.Handle())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ var (
 )
 
 // New builds the plugin from its (defaulted, validated) args.
-func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	args, ok := obj.(*NodeCRDResourceFitArgs)
 	if !ok {
 		return nil, fmt.Errorf("%s: want args of type NodeCRDResourceFitArgs, got %T", Name, obj)

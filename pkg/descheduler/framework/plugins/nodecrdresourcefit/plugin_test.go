@@ -15,7 +15,7 @@ import (
 
 	"github.com/accord-sched/accord/apis/config"
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
@@ -24,7 +24,7 @@ import (
 const exMem corev1.ResourceName = "example.com/memory"
 
 func reqPod(name, node string, res ...corev1.ResourceName) *corev1.Pod {
-	p := frameworktest.Pod("ns", name, node, 100)
+	p := fake.Pod("ns", name, node, 100)
 	for _, r := range res {
 		p.Spec.Containers[0].Resources.Requests[r] = resource.MustParse("1")
 	}
@@ -110,7 +110,7 @@ func cluster(extra ...runtime.Object) ([]runtime.Object, []runtime.Object) {
 
 // node advertises example.com/memory, as a node must for the scheduler to place a pod requesting it.
 func node(name string) *corev1.Node {
-	n := frameworktest.Node(name, nil, 8, 16)
+	n := fake.Node(name, nil, 8, 16)
 	n.Status.Allocatable[exMem] = resource.MustParse("100")
 	return n
 }
@@ -121,7 +121,7 @@ func build(t *testing.T, env *plugintest.Env, args *NodeCRDResourceFitArgs) *Plu
 	if errs := args.Validate(field.NewPath("args")); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	pl, err := New(args, env.Handle())
+	pl, err := New(t.Context(), args, env.Handle())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 )
@@ -51,7 +51,7 @@ func TestArgs(t *testing.T) {
 }
 
 func aged(name, node string, age time.Duration, mutate ...func(*corev1.Pod)) *corev1.Pod {
-	p := frameworktest.Pod("ns", name, node, 100)
+	p := fake.Pod("ns", name, node, 100)
 	p.CreationTimestamp = metav1.NewTime(now.Add(-age))
 	for _, m := range mutate {
 		m(p)
@@ -81,7 +81,7 @@ func TestDeschedule(t *testing.T) {
 	}
 	jobOwned := func(p *corev1.Pod) { p.OwnerReferences[0].Kind = "Job" }
 	objs := []runtime.Object{
-		frameworktest.Node("n1", nil, 8, 16), frameworktest.Node("n2", nil, 8, 16),
+		fake.Node("n1", nil, 8, 16), fake.Node("n2", nil, 8, 16),
 		aged("young", "n1", time.Minute), aged("old", "n1", 2*time.Hour), aged("older", "n2", 3*time.Hour),
 		aged("oldest-pending", "n2", 5*time.Hour, pending),
 		aged("young-crashing", "n1", 2*time.Minute, crashing), aged("young-oom", "n2", 3*time.Minute, oom, jobOwned),
@@ -125,7 +125,7 @@ func TestDeschedule(t *testing.T) {
 				opts.Limits = evictions.Limits{Total: &tc.limit}
 			}
 			env := plugintest.New(t, opts, objs...)
-			pl, err := New(&tc.args, env.Handle())
+			pl, err := New(t.Context(), &tc.args, env.Handle())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,7 +30,7 @@ type Plugin struct {
 var _ framework.BalancePlugin = &Plugin{}
 
 // New builds the plugin from its (defaulted, validated) args.
-func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	args, ok := obj.(*RemoveDuplicatesArgs)
 	if !ok {
 		return nil, fmt.Errorf("%s: want args of type RemoveDuplicatesArgs, got %T", Name, obj)

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
@@ -41,7 +41,7 @@ func TestArgs(t *testing.T) {
 }
 
 func owned(name, node, kind, owner, image string) *corev1.Pod {
-	p := frameworktest.Pod("ns", name, node, 100)
+	p := fake.Pod("ns", name, node, 100)
 	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: owner, UID: "uid-" + "owner"}}
 	p.Spec.Containers[0].Image = image
 	return p
@@ -49,7 +49,7 @@ func owned(name, node, kind, owner, image string) *corev1.Pod {
 
 func TestBalance(t *testing.T) {
 	base := func(extra ...runtime.Object) []runtime.Object {
-		objs := []runtime.Object{frameworktest.Node("n1", nil, 8, 16), frameworktest.Node("n2", nil, 8, 16), frameworktest.Node("n3", nil, 8, 16)}
+		objs := []runtime.Object{fake.Node("n1", nil, 8, 16), fake.Node("n2", nil, 8, 16), fake.Node("n3", nil, 8, 16)}
 		// Four pods of rs "web" on n1, one on n2: 5 pods over 3 nodes, so at most 2 per node.
 		for i := range 4 {
 			objs = append(objs, owned(fmt.Sprintf("web-%d", i), "n1", "ReplicaSet", "web", "nginx"))
@@ -64,7 +64,7 @@ func TestBalance(t *testing.T) {
 	// With n2 and n3 tainted, web could only run on n1: nothing to spread to.
 	onlyN1 := base()
 	for i, name := range []string{"n2", "n3"} {
-		n := frameworktest.Node(name, nil, 8, 16)
+		n := fake.Node(name, nil, 8, 16)
 		n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
 		onlyN1[i+1] = n
 	}
@@ -86,7 +86,7 @@ func TestBalance(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env := plugintest.New(t, plugintest.Options{DefaultEvictor: tc.evictor}, tc.objs...)
-			pl, err := New(&tc.args, env.Handle())
+			pl, err := New(t.Context(), &tc.args, env.Handle())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,14 +7,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 )
 
 // NodeVerdict flags a node where the pod would be one duplicate too many: the same bound,
 // ceil(owner's pods / nodes it could run on), Balance evicts above.
 func TestNodeVerdict(t *testing.T) {
-	objs := []runtime.Object{frameworktest.Node("n1", nil, 8, 16), frameworktest.Node("n2", nil, 8, 16), frameworktest.Node("n3", nil, 8, 16)}
+	objs := []runtime.Object{fake.Node("n1", nil, 8, 16), fake.Node("n2", nil, 8, 16), fake.Node("n3", nil, 8, 16)}
 	// Five pods of rs "web": four on n1, one on n2, so at most two per node.
 	for i := range 4 {
 		objs = append(objs, owned(fmt.Sprintf("web-%d", i), "n1", "ReplicaSet", "web", "nginx"))
@@ -23,7 +23,7 @@ func TestNodeVerdict(t *testing.T) {
 	env := plugintest.New(t, plugintest.Options{}, objs...)
 	a := RemoveDuplicatesArgs{}
 	a.SetDefaults()
-	pl, err := New(&a, env.Handle())
+	pl, err := New(t.Context(), &a, env.Handle())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ var (
 )
 
 // New builds the plugin from its (defaulted, validated) args.
-func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	args, ok := obj.(*RemoveFailedPodsArgs)
 	if !ok {
 		return nil, fmt.Errorf("%s: want args of type RemoveFailedPodsArgs, got %T", Name, obj)

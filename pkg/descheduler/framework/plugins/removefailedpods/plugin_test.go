@@ -12,7 +12,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 )
@@ -44,7 +44,7 @@ func TestArgs(t *testing.T) {
 }
 
 func failed(name, reason string, exit int32, age time.Duration, mutate ...func(*corev1.Pod)) *corev1.Pod {
-	p := frameworktest.Pod("ns", name, "n1", 100)
+	p := fake.Pod("ns", name, "n1", 100)
 	p.CreationTimestamp = metav1.NewTime(now.Add(-age))
 	p.Status.Phase = corev1.PodFailed
 	p.Status.Reason = reason
@@ -62,7 +62,7 @@ func TestDeschedule(t *testing.T) {
 		p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "i", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 42, Reason: "InitCrash"}}}}
 	})
 	objs := []runtime.Object{
-		frameworktest.Node("n1", nil, 8, 16), frameworktest.Pod("ns", "running", "n1", 100),
+		fake.Node("n1", nil, 8, 16), fake.Pod("ns", "running", "n1", 100),
 		failed("affinity", "NodeAffinity", 0, time.Hour), failed("exit-2", "", 2, time.Hour), failed("young", "", 1, time.Minute),
 		job, bare, initFail,
 	}
@@ -84,7 +84,7 @@ func TestDeschedule(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env := plugintest.New(t, plugintest.Options{DefaultEvictor: tc.evictor}, objs...)
-			pl, err := New(&tc.args, env.Handle())
+			pl, err := New(t.Context(), &tc.args, env.Handle())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 )
@@ -39,7 +39,7 @@ func TestArgs(t *testing.T) {
 }
 
 func restarting(name string, restarts, initRestarts int32, waiting string) *corev1.Pod {
-	p := frameworktest.Pod("ns", name, "n1", 100)
+	p := fake.Pod("ns", name, "n1", 100)
 	s := corev1.ContainerStatus{Name: "c", RestartCount: restarts}
 	if waiting != "" {
 		s.State.Waiting = &corev1.ContainerStateWaiting{Reason: waiting}
@@ -53,7 +53,7 @@ func TestDeschedule(t *testing.T) {
 	bare := restarting("bare", 50, 0, "")
 	bare.OwnerReferences = nil
 	objs := []runtime.Object{
-		frameworktest.Node("n1", nil, 8, 16),
+		fake.Node("n1", nil, 8, 16),
 		restarting("at-threshold", 10, 0, ""), restarting("below", 9, 0, ""), restarting("init-heavy", 5, 5, ""),
 		restarting("crashing", 12, 0, "CrashLoopBackOff"), bare,
 	}
@@ -73,7 +73,7 @@ func TestDeschedule(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env := plugintest.New(t, plugintest.Options{DefaultEvictor: tc.evictor}, objs...)
-			pl, err := New(&tc.args, env.Handle())
+			pl, err := New(t.Context(), &tc.args, env.Handle())
 			if err != nil {
 				t.Fatal(err)
 			}

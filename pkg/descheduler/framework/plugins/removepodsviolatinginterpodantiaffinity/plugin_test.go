@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
@@ -33,7 +33,7 @@ func TestArgs(t *testing.T) {
 }
 
 func pod(name, node, app string, prio int32, avoid string, key string) *corev1.Pod {
-	p := frameworktest.Pod("ns", name, node, 100)
+	p := fake.Pod("ns", name, node, 100)
 	p.Labels = map[string]string{"app": app}
 	p.Spec.Priority = ptr.To(prio)
 	if avoid != "" {
@@ -45,7 +45,7 @@ func pod(name, node, app string, prio int32, avoid string, key string) *corev1.P
 
 func TestDeschedule(t *testing.T) {
 	zone := func(name, z string) *corev1.Node {
-		return frameworktest.Node(name, map[string]string{"zone": z, corev1.LabelHostname: name}, 8, 16)
+		return fake.Node(name, map[string]string{"zone": z, corev1.LabelHostname: name}, 8, 16)
 	}
 	nodes := []runtime.Object{zone("a1", "a"), zone("a2", "a"), zone("b1", "b")}
 	cases := []struct {
@@ -68,7 +68,7 @@ func TestDeschedule(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env := plugintest.New(t, plugintest.Options{DefaultEvictor: tc.evictor}, append(slices.Clone(nodes), tc.pods...)...)
-			pl, err := New(&tc.args, env.Handle())
+			pl, err := New(t.Context(), &tc.args, env.Handle())
 			if err != nil {
 				t.Fatal(err)
 			}

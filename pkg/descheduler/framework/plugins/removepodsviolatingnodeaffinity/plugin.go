@@ -29,7 +29,7 @@ type Plugin struct {
 var _ framework.DeschedulePlugin = &Plugin{}
 
 // New builds the plugin from its (defaulted, validated) args.
-func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	args, ok := obj.(*RemovePodsViolatingNodeAffinityArgs)
 	if !ok {
 		return nil, fmt.Errorf("%s: want args of type RemovePodsViolatingNodeAffinityArgs, got %T", Name, obj)
@@ -38,7 +38,7 @@ func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	return &Plugin{h: h, sel: sel, fitter: pluginutil.NewFitter(h),
+	return &Plugin{h: h, sel: sel, fitter: pluginutil.NewFitter(ctx, h),
 		required: slices.Contains(args.NodeAffinityType, Required), preferred: slices.Contains(args.NodeAffinityType, Preferred)}, nil
 }
 

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 )
@@ -39,24 +39,24 @@ func TestArgs(t *testing.T) {
 }
 
 func requiring(name, node, zone string) *corev1.Pod {
-	p := frameworktest.Pod("ns", name, node, 100)
+	p := fake.Pod("ns", name, node, 100)
 	p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{zone}}}}}}}}
 	return p
 }
 
 func preferring(name, node, zone string) *corev1.Pod {
-	p := frameworktest.Pod("ns", name, node, 100)
+	p := fake.Pod("ns", name, node, 100)
 	p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
 		Weight: 10, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{zone}}}}}}}}
 	return p
 }
 
 func TestDeschedule(t *testing.T) {
-	selecting := frameworktest.Pod("ns", "selector-b", "a1", 100)
+	selecting := fake.Pod("ns", "selector-b", "a1", 100)
 	selecting.Spec.NodeSelector = map[string]string{"zone": "b"}
 	objs := []runtime.Object{
-		frameworktest.Node("a1", map[string]string{"zone": "a"}, 8, 16), frameworktest.Node("b1", map[string]string{"zone": "b"}, 8, 16),
+		fake.Node("a1", map[string]string{"zone": "a"}, 8, 16), fake.Node("b1", map[string]string{"zone": "b"}, 8, 16),
 		requiring("wants-b", "a1", "b"), requiring("wants-a", "a1", "a"), requiring("wants-c", "a1", "c"),
 		preferring("prefers-b", "a1", "b"), preferring("prefers-a", "a1", "a"), selecting,
 	}
@@ -81,7 +81,7 @@ func TestDeschedule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := plugintest.New(t, plugintest.Options{DefaultEvictor: tc.evictor, CRs: tc.crs}, objs...)
 			args := &RemovePodsViolatingNodeAffinityArgs{NodeAffinityType: tc.types}
-			pl, err := New(args, env.Handle())
+			pl, err := New(t.Context(), args, env.Handle())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,7 +29,7 @@ type Plugin struct {
 var _ framework.DeschedulePlugin = &Plugin{}
 
 // New builds the plugin from its (defaulted, validated) args.
-func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	args, ok := obj.(*RemovePodsViolatingNodeTaintsArgs)
 	if !ok {
 		return nil, fmt.Errorf("%s: want args of type RemovePodsViolatingNodeTaintsArgs, got %T", Name, obj)

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
@@ -42,7 +42,7 @@ func TestArgs(t *testing.T) {
 }
 
 func tainted(name string, taints ...corev1.Taint) *corev1.Node {
-	n := frameworktest.Node(name, nil, 8, 16)
+	n := fake.Node(name, nil, 8, 16)
 	n.Spec.Taints = taints
 	return n
 }
@@ -50,14 +50,14 @@ func tainted(name string, taints ...corev1.Taint) *corev1.Node {
 func TestDeschedule(t *testing.T) {
 	noSched := corev1.Taint{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}
 	prefer := corev1.Taint{Key: "soft", Value: "x", Effect: corev1.TaintEffectPreferNoSchedule}
-	tolerating := frameworktest.Pod("ns", "tolerates", "n1", 100)
+	tolerating := fake.Pod("ns", "tolerates", "n1", 100)
 	tolerating.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "db", Effect: corev1.TaintEffectNoSchedule}}
-	critical := frameworktest.Pod("ns", "critical", "n1", 100)
+	critical := fake.Pod("ns", "critical", "n1", 100)
 	critical.Spec.Priority = ptr.To[int32](2000000000)
 	objs := []runtime.Object{
 		tainted("n1", noSched), tainted("n2", prefer), tainted("n3"),
-		frameworktest.Pod("ns", "on-n1", "n1", 100), tolerating, critical,
-		frameworktest.Pod("ns", "on-n2", "n2", 100), frameworktest.Pod("ns", "on-n3", "n3", 100),
+		fake.Pod("ns", "on-n1", "n1", 100), tolerating, critical,
+		fake.Pod("ns", "on-n2", "n2", 100), fake.Pod("ns", "on-n3", "n3", 100),
 	}
 	cases := []struct {
 		name    string
@@ -82,7 +82,7 @@ func TestDeschedule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := plugintest.New(t, plugintest.Options{DefaultEvictor: tc.evictor, CRs: tc.crs}, objs...)
 			tc.args.SetDefaults()
-			pl, err := New(&tc.args, env.Handle())
+			pl, err := New(t.Context(), &tc.args, env.Handle())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,7 +37,7 @@ type Plugin struct {
 var _ framework.BalancePlugin = &Plugin{}
 
 // New builds the plugin from its (defaulted, validated) args.
-func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	args, ok := obj.(*RemovePodsViolatingTopologySpreadConstraintArgs)
 	if !ok {
 		return nil, fmt.Errorf("%s: want args of type RemovePodsViolatingTopologySpreadConstraintArgs, got %T", Name, obj)
@@ -46,7 +46,7 @@ func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	return &Plugin{h: h, args: args, sel: sel, fitter: pluginutil.NewFitter(h)}, nil
+	return &Plugin{h: h, args: args, sel: sel, fitter: pluginutil.NewFitter(ctx, h)}, nil
 }
 
 // Name returns the plugin's name.

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 )
@@ -51,11 +51,11 @@ func spread(when corev1.UnsatisfiableConstraintAction, mutate func(*corev1.Topol
 // cluster: zones a, b, c with one node each; four web pods in a, one in b.
 func cluster(mutate ...func(*corev1.Pod)) []runtime.Object {
 	objs := []runtime.Object{
-		frameworktest.Node("a1", map[string]string{"zone": "a"}, 8, 16), frameworktest.Node("b1", map[string]string{"zone": "b"}, 8, 16),
-		frameworktest.Node("c1", map[string]string{"zone": "c"}, 8, 16),
+		fake.Node("a1", map[string]string{"zone": "a"}, 8, 16), fake.Node("b1", map[string]string{"zone": "b"}, 8, 16),
+		fake.Node("c1", map[string]string{"zone": "c"}, 8, 16),
 	}
 	add := func(name, node string, prio int32) {
-		p := frameworktest.Pod("ns", name, node, 100)
+		p := fake.Pod("ns", name, node, 100)
 		p.Labels = map[string]string{"app": "web"}
 		p.Spec.Priority = ptr.To(prio)
 		for _, m := range mutate {
@@ -103,7 +103,7 @@ func TestBalance(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := plugintest.New(t, plugintest.Options{DefaultEvictor: tc.evictor, CRs: tc.crs}, tc.objs...)
 			tc.args.SetDefaults()
-			pl, err := New(&tc.args, env.Handle())
+			pl, err := New(t.Context(), &tc.args, env.Handle())
 			if err != nil {
 				t.Fatal(err)
 			}

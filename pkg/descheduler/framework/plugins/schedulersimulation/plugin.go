@@ -109,16 +109,17 @@ var (
 // profile's Handle. It builds kube-scheduler's framework for every profile of the scheduler
 // configuration over the Handle's informers; they must be started (the runtime does) before the
 // first simulation.
-func New(obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	args, ok := obj.(*SchedulerSimulationArgs)
 	if !ok {
 		return nil, fmt.Errorf("want args of type SchedulerSimulationArgs, got %T", obj)
 	}
-	return NewWithClock(args, h, clock.RealClock{})
+	return NewWithClock(ctx, args, h, clock.RealClock{})
 }
 
-// NewWithClock is New with a clock for the flap memory and the cycle detection.
-func NewWithClock(args *SchedulerSimulationArgs, h framework.Handle, c clock.PassiveClock) (*Plugin, error) {
+// NewWithClock is New with a clock for the flap memory and the cycle detection. The simulator's
+// informer handlers and logs live under ctx (and stop with it or with the plugin's Close).
+func NewWithClock(ctx context.Context, args *SchedulerSimulationArgs, h framework.Handle, c clock.PassiveClock) (*Plugin, error) {
 	args = args.DeepCopy()
 	args.SetDefaults()
 	if errs := args.Validate(field.NewPath(Name + "Args")); len(errs) > 0 {
@@ -128,8 +129,8 @@ func NewWithClock(args *SchedulerSimulationArgs, h framework.Handle, c clock.Pas
 	if err != nil {
 		return nil, err
 	}
-	logger := klog.Background().WithName(Name).WithValues("profile", h.ProfileName())
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	logger := klog.FromContext(ctx).WithName(Name)
+	ctx, cancel := context.WithCancel(klog.NewContext(ctx, logger))
 	opts := simulator.Options{
 		Config:          cfg,
 		FallbackProfile: args.Profile,

@@ -15,7 +15,7 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 )
 
 func rsPod(name, node string, cpuMilli int64, created time.Time) *corev1.Pod {
@@ -35,7 +35,7 @@ func (f flagNode) NodeVerdict(_ *corev1.Pod, node *corev1.Node) (bool, string) {
 
 type fixture struct {
 	t       *testing.T
-	c       *frameworktest.Cluster
+	c       *fake.Cluster
 	clk     *clocktesting.FakePassiveClock
 	p       *Plugin
 	a, b    *corev1.Pod
@@ -48,13 +48,13 @@ func newFixture(t *testing.T) *fixture {
 	start := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	a, b := rsPod("a", "n1", 1000, start.Add(-time.Hour)), rsPod("b", "n1", 1000, start.Add(-time.Hour))
 	objs := []runtime.Object{
-		frameworktest.Node("n1", nil, 4, 16), frameworktest.Node("n2", nil, 4, 16), frameworktest.Node("n3", nil, 4, 16),
-		a, b, frameworktest.Pod("ns", "f", "n1", 2000), frameworktest.Pod("ns", "g", "n2", 2500), frameworktest.Pod("ns", "h", "n3", 4000),
+		fake.Node("n1", nil, 4, 16), fake.Node("n2", nil, 4, 16), fake.Node("n3", nil, 4, 16),
+		a, b, fake.Pod("ns", "f", "n1", 2000), fake.Pod("ns", "g", "n2", 2500), fake.Pod("ns", "h", "n3", 4000),
 	}
-	c := frameworktest.NewCluster(objs...)
+	c := fake.NewCluster(objs...)
 	clk := clocktesting.NewFakePassiveClock(start)
 	args := &SchedulerSimulationArgs{BackoffBase: &metav1.Duration{Duration: 10 * time.Minute}}
-	p, err := NewWithClock(args, &frameworktest.Handle{Cluster: c}, clk)
+	p, err := NewWithClock(t.Context(), args, &fake.Handle{Cluster: c}, clk)
 	if err != nil {
 		t.Fatal(err)
 	}

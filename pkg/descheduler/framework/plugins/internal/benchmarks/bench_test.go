@@ -152,7 +152,7 @@ func BenchmarkCycle(b *testing.B) {
 				b.Fatal(errs.ToAggregate())
 			}
 		}
-		pl, err := p.factory(p.args, env.Handle())
+		pl, err := p.factory(ctx, p.args, env.Handle())
 		if err != nil {
 			b.Fatal(err)
 		}

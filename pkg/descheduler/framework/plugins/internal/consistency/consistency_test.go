@@ -19,8 +19,8 @@ import (
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/pkg/constraints"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/nodefit"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
@@ -159,7 +159,7 @@ func TestLowNodeLoadAgreesWithLoadAwareFilter(t *testing.T) {
 		args := &lownodeload.LowNodeLoadArgs{HighThresholds: s.thresholds, LowThresholds: map[corev1.ResourceName]int64{},
 			NodeMetricExpirationSeconds: &s.expiry}
 		args.SetDefaults()
-		pl, err := lownodeload.New(args, env.Handle())
+		pl, err := lownodeload.New(t.Context(), args, env.Handle())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,9 +226,9 @@ func TestNodeFitAgreesWithTheSchedulerFilter(t *testing.T) {
 		ni.SetNode(node)
 		rejects := !filter.Filter(context.Background(), state, s.pod, ni).IsSuccess()
 
-		h := &frameworktest.Handle{Cluster: frameworktest.NewCluster(), CRPolicy: s.policy}
+		h := &fake.Handle{Cluster: fake.NewCluster(), CRPolicy: s.policy}
 		requested := constraints.AppendRequestedResources(nil, s.pod)
-		fits, why := defaultevictor.NewNodeFitter(h, accordlisters.NewClusterScopedResourceLister(indexer), s.policy).Fits(s.pod, node, requested)
+		fits, why := nodefit.New(h, accordlisters.NewClusterScopedResourceLister(indexer), s.policy).Fits(s.pod, node, requested)
 		// The one documented exception: a pod that requests nothing fits a node without a CR
 		// (nodeFit also judges pods kube-scheduler places).
 		if s.csr == nil && len(requested) == 0 {
@@ -259,8 +259,8 @@ func TestPluginFitterFollowsTheProfilePolicy(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: corev1.PodSpec{NodeName: "elsewhere",
 		Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}
 	for policy, want := range map[config.MissingCRPolicy]bool{config.MissingCRPolicyIgnore: true, config.MissingCRPolicyReject: false, "": false} {
-		c := frameworktest.NewCluster(node)
-		f := pluginutil.NewFitter(&frameworktest.Handle{Cluster: c, CRPolicy: policy})
+		c := fake.NewCluster(node)
+		f := pluginutil.NewFitter(t.Context(), &fake.Handle{Cluster: c, CRPolicy: policy})
 		c.Start(t)
 		if got := f.FitsOn(pod, node, constraints.AppendRequestedResources(nil, pod)); got != want {
 			t.Errorf("policy %q: fits a node without a ClusterScopedResource = %v, want %v", policy, got, want)

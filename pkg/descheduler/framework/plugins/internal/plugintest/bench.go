@@ -11,7 +11,7 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 )
 
 var everything = labels.Everything()
@@ -26,7 +26,7 @@ func sortNodes(nodes []*corev1.Node) {
 // its tracker, so use DryRun or expect Failed outcomes).
 func NewFromCaches(t testing.TB, opts Options, objs []runtime.Object, crs []runtime.Object) *Env {
 	t.Helper()
-	c := frameworktest.NewCluster()
+	c := fake.NewCluster()
 	e := newEnv(t, c, opts)
 	for _, o := range objs {
 		var err error

@@ -16,7 +16,7 @@ import (
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/frameworktest"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/evictionapi"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
@@ -26,9 +26,9 @@ import (
 
 // Env is a fake cluster with a framework.Handle and a profile evictor.
 type Env struct {
-	*frameworktest.Cluster
+	*fake.Cluster
 	Evictor *evictions.ProfileEvictor
-	h       *frameworktest.Handle
+	h       *fake.Handle
 }
 
 // Options configure an Env.
@@ -51,7 +51,7 @@ type Options struct {
 // call Start.
 func New(t testing.TB, opts Options, objs ...runtime.Object) *Env {
 	t.Helper()
-	c := frameworktest.NewCluster(objs...)
+	c := fake.NewCluster(objs...)
 	// The field-managed fake tracker of NewClientset has no schema for Accord's CRDs and refuses
 	// updates; the simple tracker takes them.
 	c.Accord = accordfake.NewSimpleClientset()
@@ -64,7 +64,7 @@ func New(t testing.TB, opts Options, objs ...runtime.Object) *Env {
 	return newEnv(t, c, opts)
 }
 
-func newEnv(t testing.TB, c *frameworktest.Cluster, opts Options) *Env {
+func newEnv(t testing.TB, c *fake.Cluster, opts Options) *Env {
 	t.Helper()
 	indexer, err := fwruntime.AddPodNodeIndex(c.Factory)
 	if err != nil {
@@ -72,7 +72,7 @@ func newEnv(t testing.TB, c *frameworktest.Cluster, opts Options) *Env {
 	}
 	// The runtime lists nodes from this informer; register it before the factory starts.
 	c.Factory.Core().V1().Nodes().Informer()
-	h := &frameworktest.Handle{Cluster: c, Pods: indexer, Nodes: opts.NodeSelector, Metrics: opts.MetricsProviders}
+	h := &fake.Handle{Cluster: c, Pods: indexer, Nodes: opts.NodeSelector, Metrics: opts.MetricsProviders}
 	args := opts.DefaultEvictor
 	if args == nil {
 		args = &defaultevictor.DefaultEvictorArgs{}
@@ -81,11 +81,11 @@ func newEnv(t testing.TB, c *frameworktest.Cluster, opts Options) *Env {
 	if errs := args.Validate(nil); len(errs) > 0 {
 		t.Fatal(errs.ToAggregate())
 	}
-	de, err := defaultevictor.New(args, h)
+	de, err := defaultevictor.New(t.Context(), args, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := evictionapi.New(nil, h)
+	ep, err := evictionapi.New(t.Context(), nil, h)
 	if err != nil {
 		t.Fatal(err)
 	}

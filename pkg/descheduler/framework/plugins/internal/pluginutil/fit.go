@@ -1,30 +1,32 @@
 package pluginutil
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/nodefit"
 )
 
 // Fitter answers "would this pod fit another node" with the DefaultEvictor's nodeFit rules (Ready,
 // taints, required node affinity, resources, ClusterScopedResource), so every plugin that needs the
 // check applies the same one the evictor does. It keeps each node's requested totals while the
-// node's pods are unchanged (see defaultevictor.NodeFitter), so checking many pods is cheap.
+// node's pods are unchanged (see nodefit.Fitter), so checking many pods is cheap.
 //
 // +k8s:deepcopy-gen=false
 type Fitter struct {
-	f *defaultevictor.NodeFitter
+	f *nodefit.Fitter
 }
 
 // NewFitter returns a Fitter reading ClusterScopedResources from the handle's informer factory,
 // treating a node without one as the profile's missingCRPolicy says (framework.MissingCRPolicyOf:
 // its DefaultEvictor's or NodeCRDResourceFit's arg, Reject by default); on a
 // cluster that does not serve the ClusterScopedResource CRD it checks no CR and watches none (see
-// defaultevictor.NewNodeFitterFor). Call it from a plugin factory, so that the informer is started
+// nodefit.ForHandle). Call it from a plugin factory, so that the informer is started
 // with the others.
-func NewFitter(h framework.Handle) *Fitter {
-	return &Fitter{f: defaultevictor.NewNodeFitterFor(h, framework.MissingCRPolicyOf(h))}
+func NewFitter(ctx context.Context, h framework.Handle) *Fitter {
+	return &Fitter{f: nodefit.ForHandle(ctx, h, framework.MissingCRPolicyOf(h))}
 }
 
 // FitsOn reports whether pod fits node.

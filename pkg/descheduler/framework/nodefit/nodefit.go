@@ -1,6 +1,12 @@
-package defaultevictor
+// Package nodefit answers nodeFit's question for every descheduler plugin and evictor that asks it:
+// would this pod fit that node (Ready and schedulable, taints tolerated, required node affinity,
+// free resources, and the node's ClusterScopedResource as constraints.FitCR judges it)? It lives
+// outside any plugin so that DefaultEvictor, the plugins' shared helpers and out-of-tree plugins use
+// one implementation.
+package nodefit
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -22,18 +28,16 @@ import (
 	accordlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
 )
 
-// NodeFitter answers nodeFit's question, "would this pod fit that node", as NodeFits does, but
+// Fitter answers nodeFit's question, "would this pod fit that node", as fits does, but
 // builds each node's requested totals (the scheduler's NodeInfo) at most once per pod set: it keeps
 // them per node, with the node object and the exact pods (by identity) they were built from. Every
 // check re-reads the node's pods from the informer cache (an index lookup) and uses the kept totals
 // only when the node object and the set of pods are unchanged, so a pod added, updated, deleted or
 // evicted (once the informer has seen it), or a node update, is taken into account at once, between
-// cycles (event-driven controllers) as within one. The verdicts are those of NodeFits. Reset drops
+// cycles (event-driven controllers) as within one. The verdicts are those of fits. Reset drops
 // what is kept (the DefaultEvictor does at the end of each cycle, to hold no memory between cycles).
 // It is safe for concurrent use.
-//
-// +k8s:deepcopy-gen=false
-type NodeFitter struct {
+type Fitter struct {
 	h      framework.Handle
 	csrs   accordlisters.ClusterScopedResourceLister
 	policy config.MissingCRPolicy
@@ -53,47 +57,47 @@ type nodeUsage struct {
 	info *schedframework.NodeInfo
 }
 
-// NewNodeFitter returns a NodeFitter reading pods through h and ClusterScopedResources from csrs
+// New returns a Fitter reading pods through h and ClusterScopedResources from csrs
 // (nil: every node is without one), treating a node without a ClusterScopedResource as policy says
 // (the scheduler's NodeCRDResourceFit missingCRPolicy; empty means Reject).
-func NewNodeFitter(h framework.Handle, csrs accordlisters.ClusterScopedResourceLister, policy config.MissingCRPolicy) *NodeFitter {
+func New(h framework.Handle, csrs accordlisters.ClusterScopedResourceLister, policy config.MissingCRPolicy) *Fitter {
 	if policy == "" {
 		policy = config.MissingCRPolicyReject
 	}
-	return &NodeFitter{h: h, csrs: csrs, policy: policy, nodes: map[string]*nodeUsage{}}
+	return &Fitter{h: h, csrs: csrs, policy: policy, nodes: map[string]*nodeUsage{}}
 }
 
-// NewNodeFitterFor returns the NodeFitter a plugin of h uses: reading ClusterScopedResources from
+// ForHandle returns the Fitter a plugin of h uses: reading ClusterScopedResources from
 // h's Accord informer factory when the cluster serves their CRD, treating a node without one as
 // policy says. When the cluster does not serve the CRD, no ClusterScopedResource can exist and no
 // scheduler places pods by one, so the ClusterScopedResource rule is vacuous: the fitter checks
 // readiness, taints, node affinity and resources only (as upstream's nodeFit does) and requests no
 // informer (one for a resource that is not served would never sync). Call it from a plugin factory.
-func NewNodeFitterFor(h framework.Handle, policy config.MissingCRPolicy) *NodeFitter {
+func ForHandle(ctx context.Context, h framework.Handle, policy config.MissingCRPolicy) *Fitter {
 	if !framework.ServesCRD(h, crdcheck.ClusterScopedResources()) {
-		klog.Background().Info("The cluster does not serve the ClusterScopedResource CRD; nodeFit checks readiness, taints, node affinity and resources only",
+		klog.FromContext(ctx).Info("The cluster does not serve the ClusterScopedResource CRD; nodeFit checks readiness, taints, node affinity and resources only",
 			"profile", h.ProfileName(), "crd", crdcheck.ClusterScopedResources().Name())
-		return NewNodeFitter(h, nil, config.MissingCRPolicyIgnore)
+		return New(h, nil, config.MissingCRPolicyIgnore)
 	}
-	return NewNodeFitter(h, h.AccordInformerFactory().Scheduling().V1alpha1().ClusterScopedResources().Lister(), policy)
+	return New(h, h.AccordInformerFactory().Scheduling().V1alpha1().ClusterScopedResources().Lister(), policy)
 }
 
 // Reset drops the kept totals of every node.
-func (f *NodeFitter) Reset() {
+func (f *Fitter) Reset() {
 	f.mu.Lock()
 	clear(f.nodes)
 	f.mu.Unlock()
 }
 
-// Fits reports whether pod would fit node, and if not, why; see NodeFits. requested are the
+// Fits reports whether pod would fit node, and if not, why; see fits. requested are the
 // resources the pod requests (constraints.AppendRequestedResources).
-func (f *NodeFitter) Fits(pod *corev1.Pod, node *corev1.Node, requested []corev1.ResourceName) (bool, string) {
+func (f *Fitter) Fits(pod *corev1.Pod, node *corev1.Node, requested []corev1.ResourceName) (bool, string) {
 	return nodeFits(pod, node, requested, f.csrs, f.policy, nodeaffinity.GetRequiredNodeAffinity(pod), f.usage)
 }
 
 // FitsAnyOther reports whether pod fits one of nodes other than the one it runs on, and which.
 // keep, when not nil, must also accept the node.
-func (f *NodeFitter) FitsAnyOther(pod *corev1.Pod, nodes []*corev1.Node, keep func(*corev1.Node) bool) (*corev1.Node, bool) {
+func (f *Fitter) FitsAnyOther(pod *corev1.Pod, nodes []*corev1.Node, keep func(*corev1.Node) bool) (*corev1.Node, bool) {
 	requested := constraints.AppendRequestedResources(make([]corev1.ResourceName, 0, 8), pod)
 	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
 	for _, n := range nodes {
@@ -109,7 +113,7 @@ func (f *NodeFitter) FitsAnyOther(pod *corev1.Pod, nodes []*corev1.Node, keep fu
 
 // usage returns the NodeInfo of node's non-terminal pods, reusing the kept one when node and its
 // pods are the very objects it was built from.
-func (f *NodeFitter) usage(node *corev1.Node) (*schedframework.NodeInfo, error) {
+func (f *Fitter) usage(node *corev1.Node) (*schedframework.NodeInfo, error) {
 	pods, err := f.h.GetPodsAssignedToNode(node.Name, nonTerminal)
 	if err != nil {
 		return nil, err
@@ -173,13 +177,13 @@ func nonTerminal(p *corev1.Pod) bool {
 	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 
-// NodeFits reports whether pod would fit node, and if not, why: the node must be Ready and
+// fits reports whether pod would fit node, and if not, why: the node must be Ready and
 // schedulable, its taints tolerated, the pod's required node affinity and nodeSelector matched, its
 // free resources (allocatable minus the requests of the non-terminal pods bound to it, from h)
 // enough, and its ClusterScopedResource (from csrs) must enable every resource in requested; a node
 // without one fits no pod that requests a resource (missingCRPolicy Reject, constraints.FitCR). It builds the node's requested totals on
-// every call; use a NodeFitter (which also takes the policy) to check many pods or nodes.
-func NodeFits(pod *corev1.Pod, node *corev1.Node, requested []corev1.ResourceName, h framework.Handle, csrs accordlisters.ClusterScopedResourceLister) (bool, string) {
+// every call; use a Fitter (which also takes the policy) to check many pods or nodes.
+func fits(pod *corev1.Pod, node *corev1.Node, requested []corev1.ResourceName, h framework.Handle, csrs accordlisters.ClusterScopedResourceLister) (bool, string) {
 	return nodeFits(pod, node, requested, csrs, config.MissingCRPolicyReject, nodeaffinity.GetRequiredNodeAffinity(pod), func(node *corev1.Node) (*schedframework.NodeInfo, error) {
 		pods, err := h.GetPodsAssignedToNode(node.Name, nonTerminal)
 		if err != nil {

@@ -1,6 +1,6 @@
-// Package frameworktest builds in-memory clusters (fake clientsets and informer factories) for the
+// Package fake builds in-memory clusters (fake clientsets and informer factories) for the
 // descheduler's unit tests and benchmarks.
-package frameworktest
+package fake
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
 	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
@@ -57,7 +57,7 @@ func Pod(namespace, name, node string, cpuMilli int64) *corev1.Pod {
 
 // Cluster is a fake cluster: clientsets, informer factories, and the evictions posted to it.
 type Cluster struct {
-	Client  *fake.Clientset
+	Client  *kubefake.Clientset
 	Accord  *accordfake.Clientset
 	Factory informers.SharedInformerFactory
 	CRs     accordinformers.SharedInformerFactory
@@ -71,7 +71,7 @@ type Cluster struct {
 // NewCluster returns a fake cluster holding objs; Evictions posted to it are recorded and delete the
 // pod, as the apiserver and a kubelet would.
 func NewCluster(objs ...runtime.Object) *Cluster {
-	c := &Cluster{Client: fake.NewClientset(objs...), Accord: accordfake.NewClientset()}
+	c := &Cluster{Client: kubefake.NewClientset(objs...), Accord: accordfake.NewClientset()}
 	c.Factory = informers.NewSharedInformerFactory(c.Client, 0)
 	c.CRs = accordinformers.NewSharedInformerFactory(c.Accord, 0)
 	c.Client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {

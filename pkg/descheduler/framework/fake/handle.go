@@ -1,4 +1,4 @@
-package frameworktest
+package fake
 
 import (
 	corev1 "k8s.io/api/core/v1"
