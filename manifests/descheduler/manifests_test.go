@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/accord-sched/accord/pkg/descheduler/app"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
 )
 
 // objects decodes every document of a manifest strictly.
@@ -62,7 +63,7 @@ func checkPolicy(t *testing.T, name string, data []byte, schedulerConfig string)
 			t.Fatal(err)
 		}
 	}
-	p, _, err := app.LoadPolicy(file, schedFile)
+	p, _, err := runner.LoadPolicy(file, schedFile)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

@@ -13,9 +13,9 @@ import (
 
 	mrv1alpha1 "github.com/accord-sched/accord/apis/metricsreporter/v1alpha1"
 	"github.com/accord-sched/accord/manifests/render"
-	"github.com/accord-sched/accord/pkg/descheduler/app"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/nodecrdresourcefit"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/pkg/descheduler/simulator"
 	"github.com/accord-sched/accord/pkg/metricsreporter"
 )
@@ -55,7 +55,7 @@ func TestChartCRDsAreTheGeneratedOnes(t *testing.T) {
 }
 
 // loadBoth writes a rendered scheduler configuration and policy to files and loads them the way
-// the binaries do: the scheduler's with simulator.LoadConfig, the policy with app.LoadPolicy given
+// the binaries do: the scheduler's with simulator.LoadConfig, the policy with runner.LoadPolicy given
 // the scheduler's configuration (which rejects any disagreement on the shared constraints).
 func loadBoth(t *testing.T, objs []*unstructured.Unstructured, schedCM, policyCM string) string {
 	t.Helper()
@@ -78,7 +78,7 @@ func loadBoth(t *testing.T, objs []*unstructured.Unstructured, schedCM, policyCM
 	if _, err := simulator.LoadConfig(schedFile); err != nil {
 		t.Fatalf("scheduler configuration: %v", err)
 	}
-	p, _, err := app.LoadPolicy(polFile, schedFile)
+	p, _, err := runner.LoadPolicy(polFile, schedFile)
 	if err != nil {
 		t.Fatalf("policy: %v", err)
 	}

@@ -23,7 +23,7 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/manifests"
-	deschedapp "github.com/accord-sched/accord/pkg/descheduler/app"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/pkg/localcluster"
 	"github.com/accord-sched/accord/pkg/metricsapisim"
 	schedserver "github.com/accord-sched/accord/pkg/scheduler/server"
@@ -161,7 +161,7 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 	}
 	ready := make(chan struct{})
 	p.run(ctx, "accord-descheduler", func(ctx context.Context) error {
-		return deschedapp.Run(ctx, deschedapp.Config{
+		return runner.Run(ctx, runner.Config{
 			Kubeconfig:           p.Kubeconfig,
 			PolicyConfigFile:     p.DeschedulerPolicy,
 			SchedulerConfigFile:  p.SchedulerConfig,

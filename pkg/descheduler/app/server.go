@@ -36,6 +36,7 @@ import (
 
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
 )
 
 // DefaultSecurePort serves /healthz, /readyz and /metrics, as upstream's descheduler.
@@ -220,7 +221,7 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 	}
 	restCfg.QPS, restCfg.Burst = o.QPS, o.Burst
 	// Fail fast on a bad policy, before serving or electing.
-	if _, _, err := LoadPolicy(o.PolicyConfigFile, o.SchedulerConfigFile, opts...); err != nil {
+	if _, _, err := runner.LoadPolicy(o.PolicyConfigFile, o.SchedulerConfigFile, opts...); err != nil {
 		return err
 	}
 	tp, err := o.Tracing.newTracerProvider(ctx)
@@ -237,7 +238,7 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 	}()
 	m := metrics.New()
 	ready := newReadiness()
-	cfg := Config{
+	cfg := runner.Config{
 		RestConfig: restCfg, PolicyConfigFile: o.PolicyConfigFile, SchedulerConfigFile: o.SchedulerConfigFile, DeschedulingInterval: o.DeschedulingInterval,
 		DryRun: o.DryRun, EventDriven: o.EventDriven, Plugins: opts, Metrics: m,
 		OnReady: ready.setReady, OnWaiting: ready.setWaiting, CacheSyncTimeout: o.CacheSyncTimeout, TracerProvider: tp,
@@ -255,9 +256,9 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 		defer func() { cancel(); <-stopped }()
 	}
 	if !o.LeaderElection.LeaderElect {
-		return Run(ctx, cfg)
+		return runner.Run(ctx, cfg)
 	}
-	return o.runWithLeaderElection(ctx, restCfg, leHealth, func(ctx context.Context) error { return Run(ctx, cfg) })
+	return o.runWithLeaderElection(ctx, restCfg, leHealth, func(ctx context.Context) error { return runner.Run(ctx, cfg) })
 }
 
 func (o *Options) serve(ctx context.Context, m *metrics.Metrics, ready *readiness, le *leaderelection.HealthzAdaptor) (<-chan struct{}, error) {

@@ -22,6 +22,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/app"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/test/harness"
 )
 
@@ -107,9 +108,9 @@ profiles:
 	return path
 }
 
-func (f *fixture) config(t *testing.T, policyPath string) app.Config {
+func (f *fixture) config(t *testing.T, policyPath string) runner.Config {
 	f.plugin = &labelEvictor{results: map[string]error{}}
-	return app.Config{
+	return runner.Config{
 		RestConfig: env.Config, PolicyConfigFile: policyPath, Metrics: f.metrics,
 		Plugins: []app.Option{
 			app.WithPlugin("LabelEvictor", func(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
@@ -154,7 +155,7 @@ func TestEvictsExactlyTheExpectedPods(t *testing.T) {
 	cfg := f.config(t, f.policy(t, "", ""))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := app.Run(ctx, cfg); err != nil {
+	if err := runner.Run(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	if got := present(t, f.victims); len(got) != 0 {
@@ -214,7 +215,7 @@ func TestPDBBlocksEviction(t *testing.T) {
 	cfg := f.config(t, f.policy(t, "", ""))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := app.Run(ctx, cfg); err != nil {
+	if err := runner.Run(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	if got := present(t, f.victims); len(got) != 1 {
@@ -251,7 +252,7 @@ func TestLimitsStopAtN(t *testing.T) {
 	cfg := f.config(t, f.policy(t, "maxNoOfPodsToEvictTotal: 4\nmaxNoOfPodsToEvictPerNode: 2", ""))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := app.Run(ctx, cfg); err != nil {
+	if err := runner.Run(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(f.victims) - len(present(t, f.victims)); got != 4 {
@@ -274,7 +275,7 @@ func TestDryRunLeavesEveryPod(t *testing.T) {
 	cfg.DryRun = true
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := app.Run(ctx, cfg); err != nil {
+	if err := runner.Run(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	if got := present(t, append(append([]*corev1.Pod{}, f.victims...), f.others...)); len(got) != len(f.victims)+len(f.others) {
@@ -306,7 +307,7 @@ func TestEventTriggeredControllerEvictsWithinOneSecond(t *testing.T) {
 	cfg.OnReady = func() { close(ready) }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, cfg) }()
+	go func() { done <- runner.Run(ctx, cfg) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {

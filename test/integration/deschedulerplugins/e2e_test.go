@@ -20,8 +20,8 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
-	"github.com/accord-sched/accord/pkg/descheduler/app"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/pkg/scheduler/server"
 	"github.com/accord-sched/accord/test/harness"
 )
@@ -75,7 +75,7 @@ func startDescheduler(t *testing.T, policy string, interval time.Duration) *metr
 	done := make(chan error, 1)
 	go func() {
 		// The descheduler simulates the scheduler it works with (SchedulerSimulation).
-		done <- app.Run(ctx, app.Config{RestConfig: env.Config, PolicyConfigFile: path, SchedulerConfigFile: schedulerConfig(), DeschedulingInterval: interval,
+		done <- runner.Run(ctx, runner.Config{RestConfig: env.Config, PolicyConfigFile: path, SchedulerConfigFile: schedulerConfig(), DeschedulingInterval: interval,
 			EventDriven: true, Metrics: m, OnReady: func() { close(ready) }})
 	}()
 	t.Cleanup(func() {

@@ -1,5 +1,5 @@
 // Package deschedulerplugins runs Accord's in-tree descheduler plugins against a real control plane
-// (test/harness) through the descheduler's in-process entry point, app.Run: one cycle of each
+// (test/harness) through the descheduler's in-process entry point, runner.Run: one cycle of each
 // plugin, from the upstream-format policy files in pkg/descheduler/framework/plugins/testdata.
 package deschedulerplugins
 
@@ -21,7 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/accord-sched/accord/pkg/descheduler/app"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/test/harness"
 )
 
@@ -139,7 +139,7 @@ func (c *cluster) runPolicy(file string, replacements ...string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := app.Run(ctx, app.Config{RestConfig: env.Config, PolicyConfigFile: path}); err != nil {
+	if err := runner.Run(ctx, runner.Config{RestConfig: env.Config, PolicyConfigFile: path}); err != nil {
 		c.t.Fatal(err)
 	}
 }

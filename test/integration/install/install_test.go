@@ -42,7 +42,7 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/manifests/render"
-	"github.com/accord-sched/accord/pkg/descheduler/app"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/pkg/metricsreporter"
 	reporterapp "github.com/accord-sched/accord/pkg/metricsreporter/app"
 	"github.com/accord-sched/accord/pkg/scheduler/server"
@@ -227,7 +227,7 @@ func runInstall(t *testing.T, in install) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		err := app.Run(runCtx, app.Config{
+		err := runner.Run(runCtx, runner.Config{
 			RestConfig:           proxy.restConfig(deschedUser),
 			PolicyConfigFile:     policyFile,
 			SchedulerConfigFile:  schedFile,

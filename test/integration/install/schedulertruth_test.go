@@ -15,7 +15,7 @@ import (
 
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/manifests/render"
-	"github.com/accord-sched/accord/pkg/descheduler/app"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/test/harness"
 )
 
@@ -62,7 +62,7 @@ func TestDeschedulerFollowsSchedulerConfig(t *testing.T) {
 	// Contradicting the scheduler fails before anything runs, naming both fields.
 	contra := writeFile(t, dir, "contra.yaml", strings.Replace(loadPolicy, "consecutiveAbnormalities: 1",
 		"highThresholds: {cpu: 65, memory: 80}\n      lowThresholds: {cpu: 20, memory: 20}\n      consecutiveAbnormalities: 1", 1))
-	err = app.Run(ctx, app.Config{RestConfig: env.Config, PolicyConfigFile: contra, SchedulerConfigFile: schedFile})
+	err = runner.Run(ctx, runner.Config{RestConfig: env.Config, PolicyConfigFile: contra, SchedulerConfigFile: schedFile})
 	for _, want := range []string{"profiles[0].pluginConfig[1].args.highThresholds", schedFile + " profiles[0].pluginConfig[1].args.usageThresholds"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("contradicting policy: error %v does not name %s", err, want)
@@ -127,14 +127,14 @@ func TestDeschedulerFollowsSchedulerConfig(t *testing.T) {
 	}
 
 	// Without the scheduler's configuration the plugin's default (65%) applies: nothing to do.
-	if err := app.Run(ctx, app.Config{RestConfig: env.Config, PolicyConfigFile: policyFile}); err != nil {
+	if err := runner.Run(ctx, runner.Config{RestConfig: env.Config, PolicyConfigFile: policyFile}); err != nil {
 		t.Fatal(err)
 	}
 	if n := evicted(); n != 0 {
 		t.Fatalf("without --scheduler-config-file %d pods were evicted, want 0 (60%% is under the default 65%%)", n)
 	}
 	// With it, 60% is over the scheduler's 50%: one replica (1 CPU) takes the node to 35%.
-	if err := app.Run(ctx, app.Config{RestConfig: env.Config, PolicyConfigFile: policyFile, SchedulerConfigFile: schedFile}); err != nil {
+	if err := runner.Run(ctx, runner.Config{RestConfig: env.Config, PolicyConfigFile: policyFile, SchedulerConfigFile: schedFile}); err != nil {
 		t.Fatal(err)
 	}
 	if n := evicted(); n != 1 {

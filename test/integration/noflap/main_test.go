@@ -1,5 +1,5 @@
 // Package noflap proves the no-flap guarantee end to end: accord-scheduler
-// (pkg/scheduler/server.RunInProcess) and accord-descheduler (app.Run, a 400 ms interval) run
+// (pkg/scheduler/server.RunInProcess) and accord-descheduler (runner.Run, a 400 ms interval) run
 // in-process against a real control plane (test/harness) for at least ten descheduling cycles, in
 // scenarios where a descheduler without the guarantee evicts in a loop. With SchedulerSimulation
 // (on by default) each real imbalance costs at most one eviction, no owner is evicted twice from

@@ -18,8 +18,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/accord-sched/accord/pkg/descheduler/app"
+	"github.com/accord-sched/accord/pkg/descheduler/explain"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/test/harness"
 )
 
@@ -120,19 +121,19 @@ func checkOnlyCurrentNode(t *testing.T, r result) {
 // scheduler would place the replacement back on the node it is on.
 func checkExplain(t *testing.T, r result, schedCfg string) {
 	t.Helper()
-	rows, err := app.Explain(context.Background(), app.Config{RestConfig: env.Config, PolicyConfigFile: r.policy, SchedulerConfigFile: schedCfg})
+	rows, err := explain.Run(context.Background(), runner.Config{RestConfig: env.Config, PolicyConfigFile: r.policy, SchedulerConfigFile: schedCfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var table, js bytes.Buffer
-	if err := app.WriteExplain(&table, rows, "table"); err != nil {
+	if err := explain.Write(&table, rows, "table"); err != nil {
 		t.Fatal(err)
 	}
-	if err := app.WriteExplain(&js, rows, "json"); err != nil {
+	if err := explain.Write(&js, rows, "json"); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("explain:\n%s", table.String())
-	var decoded []app.ExplainRow
+	var decoded []explain.Row
 	if err := json.Unmarshal(js.Bytes(), &decoded); err != nil || len(decoded) != len(rows) {
 		t.Errorf("explain -o json: %v, %d rows for %d", err, len(decoded), len(rows))
 	}
@@ -140,7 +141,7 @@ func checkExplain(t *testing.T, r result, schedCfg string) {
 		t.Fatal("explain: no candidate")
 	}
 	for _, row := range rows {
-		if row.Verdict != app.ExplainBlocked || row.BlockedBy != "SchedulerSimulation" || row.SimulationReason != "same_node" ||
+		if row.Verdict != explain.VerdictBlocked || row.BlockedBy != "SchedulerSimulation" || row.SimulationReason != "same_node" ||
 			row.PredictedNode != r.source || row.Node != r.source || row.Score == nil || row.Plugin == "" || row.Reason == "" {
 			t.Errorf("explain row %+v: want blocked by SchedulerSimulation (same_node, predicted %s) with the plugin and its reason", row, r.source)
 		}
@@ -280,7 +281,7 @@ func runDescheduler(t *testing.T, ctx context.Context, ns, schedCfg, policy stri
 	var wg sync.WaitGroup
 	start := time.Now()
 	wg.Go(func() {
-		err := app.Run(ctx, app.Config{RestConfig: env.Config, PolicyConfigFile: path, SchedulerConfigFile: schedCfg,
+		err := runner.Run(ctx, runner.Config{RestConfig: env.Config, PolicyConfigFile: path, SchedulerConfigFile: schedCfg,
 			DeschedulingInterval: interval, Metrics: m})
 		if err != nil {
 			t.Errorf("accord-descheduler: %v", err)

@@ -1,9 +1,8 @@
-// Package app is the descheduler's command and its in-process entry point.
-//
-// NewDeschedulerCommand builds the accord-descheduler command (flags drop-in compatible with the
-// upstream kubernetes-sigs/descheduler); WithPlugin adds out-of-tree plugins to it. Run starts a
-// descheduler inside the calling process (tests, the playground) without leader election or serving.
-package app
+// Package runner is the descheduler as a library: it loads a policy (with the scheduler's shared
+// args, schedulertruth.go), builds the profiles over one set of informers, and runs the periodic and
+// event-triggered modes inside the calling process, without serving or leader election (the
+// command, pkg/descheduler/app, adds those; explain and the playground call it too).
+package runner
 
 import (
 	"context"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
@@ -114,17 +114,22 @@ type Config struct {
 	MetricsCollector metricsource.CollectorOptions
 	// TracerProvider traces cycles, plugin calls and evictions; nil traces nothing.
 	TracerProvider trace.TracerProvider
+	// Observer, when set, observes every decision of every profile's evictor (explain's rows).
+	Observer func(evictions.Record)
 }
 
 // Run loads the policy and runs the descheduler until ctx ends (or, with DeschedulingInterval 0 and
 // without EventDriven, after one cycle).
 func Run(ctx context.Context, cfg Config) error {
-	d, factories, cleanup, err := build(ctx, cfg, nil)
+	d, err := Start(ctx, cfg)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
-	defer cleanup()
-	return runDescheduler(ctx, d, factories, cfg)
+	defer d.Stop()
+	return d.run(ctx, cfg)
 }
 
 // LoadPolicy loads and validates the policy file with the registries opts give. With a
@@ -153,9 +158,8 @@ func LoadPolicy(policyFile, schedulerConfigFile string, opts ...Option) (*desche
 }
 
 // build loads the policy and builds the descheduler and its informer factories; cleanup closes
-// the plugins and stops the Event broadcaster. observer, when set, observes every profile's
-// evictor.
-func build(ctx context.Context, cfg Config, observer func(evictions.Record)) (*fwruntime.Descheduler, []informerFactory, func(), error) {
+// the plugins and stops the Event broadcaster.
+func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories, func(), error) {
 	p, reg, err := LoadPolicy(cfg.PolicyConfigFile, cfg.SchedulerConfigFile, cfg.Plugins...)
 	if err != nil {
 		return nil, nil, nil, err
@@ -218,7 +222,7 @@ func build(ctx context.Context, cfg Config, observer func(evictions.Record)) (*f
 	}
 	d, err := fwruntime.New(ctx, p, fwruntime.Options{
 		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
-		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: observer,
+		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: cfg.Observer,
 		MetricsSources: fwruntime.MetricsOptions{Client: metricsClient, Collector: cfg.MetricsCollector},
 		TracerProvider: cfg.TracerProvider, CRDs: crds,
 	})
@@ -232,41 +236,69 @@ func build(ctx context.Context, cfg Config, observer func(evictions.Record)) (*f
 		}
 		stopEvents()
 	}
-	return d, []informerFactory{factory, accordFactory}, cleanup, nil
+	return d, &factories{core: factory, accord: accordFactory}, cleanup, nil
 }
 
-type informerFactory interface {
-	Start(stopCh <-chan struct{})
-	Shutdown()
+// factories are the informer factories every plugin of every profile shares: one copy of the cluster.
+type factories struct {
+	core   informers.SharedInformerFactory
+	accord accordinformers.SharedInformerFactory
 }
 
-// runDescheduler runs a built descheduler: it starts the factories, waits for the caches, and runs
-// the periodic and/or event-triggered modes as cfg says.
-func runDescheduler(ctx context.Context, d *fwruntime.Descheduler, factories []informerFactory, cfg Config) error {
-	logger := klog.FromContext(ctx)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for _, f := range factories {
-		f.Start(ctx.Done())
+// Descheduler is a built descheduler whose informers are started and synced.
+type Descheduler struct {
+	*fwruntime.Descheduler
+	factories *factories
+	stop      func()
+}
+
+// Start loads the policy, builds every profile, starts the informers the plugins requested and waits,
+// at most cfg.CacheSyncTimeout, for them (logging, and telling cfg.OnWaiting, which have not synced),
+// then starts the metrics sources and calls cfg.OnReady. Stop releases what it started. Run is Start
+// followed by the periodic and/or event-triggered modes; explain is Start and one cycle.
+func Start(ctx context.Context, cfg Config) (*Descheduler, error) {
+	// The plugins and the Event broadcaster get ctx itself: Stop stops the informers first and then
+	// closes them, so that the last Events are flushed.
+	d, fs, cleanup, err := build(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
+	ctx, cancel := context.WithCancel(ctx)
+	fs.core.Start(ctx.Done())
+	fs.accord.Start(ctx.Done())
+	out := &Descheduler{Descheduler: d, factories: fs, stop: func() {
 		cancel()
-		for _, f := range factories {
-			f.Shutdown()
-		}
-	}()
-	if err := syncCaches(ctx, d, factories, cfg); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
+		fs.core.Shutdown()
+		fs.accord.Shutdown()
+		cleanup()
+	}}
+	opts := crdcheck.SyncOptions{Timeout: cfg.CacheSyncTimeout, OnWaiting: cfg.OnWaiting, What: "descheduler"}
+	if err := crdcheck.WaitForSync(ctx, opts, []crdcheck.Factory{fs.core, fs.accord},
+		crdcheck.Informer{Name: "the descheduler's node and pod handlers", HasSynced: d.HasSynced}); err != nil {
+		out.Stop()
+		return nil, err
 	}
 	if err := d.StartMetrics(ctx); err != nil {
-		return err
+		out.Stop()
+		return nil, err
 	}
 	if cfg.OnReady != nil {
 		cfg.OnReady()
 	}
+	return out, nil
+}
+
+// Stop stops the informers and the metrics sources and closes the plugins.
+func (d *Descheduler) Stop() { d.stop() }
+
+// Nodes lists the nodes from the shared informer cache.
+func (d *Descheduler) Nodes() corelisters.NodeLister {
+	return d.factories.core.Core().V1().Nodes().Lister()
+}
+
+// run runs a started descheduler in the periodic and/or event-triggered modes as cfg says.
+func (d *Descheduler) run(ctx context.Context, cfg Config) error {
+	logger := klog.FromContext(ctx)
 	logger.Info("Descheduler started", "interval", cfg.DeschedulingInterval, "dryRun", cfg.DryRun, "eventDriven", cfg.EventDriven,
 		"profiles", len(d.Profiles()), "controllers", len(d.Controllers()))
 
@@ -289,21 +321,5 @@ func runDescheduler(ctx context.Context, d *fwruntime.Descheduler, factories []i
 		return nil
 	}
 	wait.NonSlidingUntilWithContext(ctx, d.RunCycle, cfg.DeschedulingInterval)
-	return nil
-}
-
-// syncCaches waits, at most cfg.CacheSyncTimeout, for every informer the plugins requested, logging
-// (and telling cfg.OnWaiting) which have not synced, then for the runtime's own event handlers.
-func syncCaches(ctx context.Context, d *fwruntime.Descheduler, factories []informerFactory, cfg Config) error {
-	fs := make([]crdcheck.Factory, 0, len(factories))
-	for _, f := range factories {
-		if sf, ok := f.(crdcheck.Factory); ok {
-			fs = append(fs, sf)
-		}
-	}
-	opts := crdcheck.SyncOptions{Timeout: cfg.CacheSyncTimeout, OnWaiting: cfg.OnWaiting, What: "descheduler"}
-	if err := crdcheck.WaitForSync(ctx, opts, fs, crdcheck.Informer{Name: "the descheduler's node and pod handlers", HasSynced: d.HasSynced}); err != nil {
-		return err
-	}
 	return nil
 }
