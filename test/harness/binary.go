@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"os/exec"
 	"path"
@@ -22,4 +23,24 @@ func BuildBinary(t testing.TB, pkg string) string {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
+}
+
+// StartBinary starts bin with args until the test ends (or ctx does) and returns its combined
+// output, which is logged when the test has failed.
+func StartBinary(t testing.TB, ctx context.Context, bin string, args ...string) *bytes.Buffer {
+	t.Helper()
+	out := &bytes.Buffer{}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s output:\n%s", filepath.Base(bin), out.String())
+		}
+	})
+	return out
 }

@@ -37,9 +37,10 @@ func PluginOptions(cache *crcache.Cache) []app.Option {
 }
 
 // NewSchedulerCommand returns kube-scheduler's command (all of its flags, --config included) with
-// Accord's plugins registered.
-func NewSchedulerCommand() *cobra.Command {
-	cmd := app.NewSchedulerCommand(PluginOptions(crcache.New())...)
+// Accord's plugins registered, and the plugins opts add (kube-scheduler's app.WithPlugin: a binary
+// of your own with your plugins beside Accord's).
+func NewSchedulerCommand(opts ...app.Option) *cobra.Command {
+	cmd := app.NewSchedulerCommand(append(PluginOptions(crcache.New()), opts...)...)
 	cmd.Use = "accord-scheduler"
 	return cmd
 }

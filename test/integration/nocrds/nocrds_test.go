@@ -5,7 +5,6 @@
 package nocrds
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -52,25 +51,6 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// start runs bin until the test ends, and logs its output if the test failed.
-func start(t *testing.T, ctx context.Context, bin string, args ...string) *bytes.Buffer {
-	t.Helper()
-	out := &bytes.Buffer{}
-	cmd := osexec.CommandContext(ctx, bin, args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("%s output:\n%s", filepath.Base(bin), out.String())
-		}
-	})
-	return out
 }
 
 // expectExit runs bin and expects it to exit non-zero within 30 s with output naming each of want.
@@ -151,7 +131,7 @@ profiles:
     deschedule: {enabled: [RemovePodsViolatingNodeTaints]}
 `, ns))
 	port := freePort(t)
-	out := start(t, ctx, bin, "--kubeconfig="+kubeconfig, "--policy-config-file="+policy,
+	out := harness.StartBinary(t, ctx, bin, "--kubeconfig="+kubeconfig, "--policy-config-file="+policy,
 		"--descheduling-interval=2s", fmt.Sprintf("--secure-port=%d", port), "--bind-address=127.0.0.1", "-v=2")
 
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
@@ -251,7 +231,7 @@ func TestSchedulerWithoutCRDs(t *testing.T) {
 		if err := env.Nodes.WaitForNodesReady(ctx, node); err != nil {
 			t.Fatal(err)
 		}
-		start(t, ctx, bin, "--kubeconfig="+kubeconfig, "--leader-elect=false", "--secure-port=0")
+		harness.StartBinary(t, ctx, bin, "--kubeconfig="+kubeconfig, "--leader-elect=false", "--secure-port=0")
 		pod, err := env.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "p"},
 			Spec: corev1.PodSpec{NodeSelector: map[string]string{corev1.LabelHostname: node},
