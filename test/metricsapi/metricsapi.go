@@ -4,7 +4,14 @@
 // how the registration works.
 package metricsapi
 
-import "github.com/accord-sched/accord/pkg/metricsapisim"
+import (
+	"context"
+	"testing"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/accord-sched/accord/pkg/metricsapisim"
+)
 
 // The registration's names.
 const (
@@ -30,4 +37,25 @@ func Start() (*Server, error) {
 		return nil, err
 	}
 	return &Server{Server: s, Static: st}, nil
+}
+
+// StartRegistered starts a server and registers it with the apiserver cfg reaches, as an aggregated
+// API, until the test ends (it is unregistered and closed then).
+func StartRegistered(t testing.TB, cfg *rest.Config) *Server {
+	t.Helper()
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	unregister, err := s.Register(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := unregister(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
 }

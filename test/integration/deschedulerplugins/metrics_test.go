@@ -27,21 +27,7 @@ import (
 // aggregator, until the test ends.
 func startMetricsAPI(t *testing.T) *metricsapi.Server {
 	t.Helper()
-	s, err := metricsapi.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	unregister, err := s.Register(context.Background(), env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := unregister(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
+	return metricsapi.StartRegistered(t, env.Config)
 }
 
 func memory(q string) func(*corev1.Pod) {

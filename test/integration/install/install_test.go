@@ -179,16 +179,7 @@ func runInstall(t *testing.T, in install) {
 
 	// metrics.k8s.io for accord-metrics-reporter, served through the apiserver's aggregator; low
 	// usage, so that LoadAware and LowNodeLoad leave both nodes alone.
-	ms, err := metricsapi.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ms.Close)
-	unregister, err := ms.Register(ctx, env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = unregister(context.Background()) })
+	ms := metricsapi.StartRegistered(t, env.Config)
 	for _, n := range []string{nodeA, nodeB} {
 		ms.SetNode(n, "100m", "100Mi")
 	}

@@ -39,21 +39,7 @@ const nsLabel = "test.accord.dev/ns"
 // startMetricsAPI serves metrics.k8s.io from the test, registered with the aggregator.
 func startMetricsAPI(t *testing.T) *metricsapi.Server {
 	t.Helper()
-	s, err := metricsapi.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	unregister, err := s.Register(context.Background(), env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := unregister(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
+	return metricsapi.StartRegistered(t, env.Config)
 }
 
 // startReporter runs the reporter in-process until the test ends.

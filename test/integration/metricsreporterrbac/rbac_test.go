@@ -49,16 +49,7 @@ func manifestClusterRole(t *testing.T) *rbacv1.ClusterRole {
 
 func TestShippedClusterRole(t *testing.T) {
 	ctx := context.Background()
-	ms, err := metricsapi.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ms.Close)
-	unregister, err := ms.Register(ctx, env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = unregister(context.Background()) })
+	ms := metricsapi.StartRegistered(t, env.Config)
 
 	const user = "metrics-reporter"
 	role := manifestClusterRole(t)
