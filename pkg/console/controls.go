@@ -57,7 +57,7 @@ func (c ClientControls) SetLoad(ctx context.Context, node string, cpuPercent, me
 		return fmt.Errorf("node %s: %w", node, err)
 	}
 	cpu := n.Status.Allocatable.Cpu().MilliValue() * cpuPercent / 100
-	mem := n.Status.Allocatable.Memory().Value() / 100 * memoryPercent
+	mem := n.Status.Allocatable.Memory().Value() * memoryPercent / 100
 	usage := corev1.ResourceList{
 		corev1.ResourceCPU:    *resource.NewMilliQuantity(cpu, resource.DecimalSI),
 		corev1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
