@@ -123,7 +123,9 @@ func TestExplainRunsTheDeschedulersExplain(t *testing.T) {
 	if got.PolicyConfigFile != "policy.yaml" || got.SchedulerConfigFile != "sched.yaml" || len(rows) != 1 || rows[0].PredictedNode != "node-2" {
 		t.Errorf("explain ran with %+v and returned %+v", got, rows)
 	}
-	h.explain = func(context.Context, deschedapp.Config) ([]deschedapp.ExplainRow, error) { return nil, errors.New("policy.yaml: profiles[0]: bad") }
+	h.explain = func(context.Context, deschedapp.Config) ([]deschedapp.ExplainRow, error) {
+		return nil, errors.New("policy.yaml: profiles[0]: bad")
+	}
 	if rec := do(t, h.mux(), "GET", "/api/explain", "", ""); rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "profiles[0]") {
 		t.Errorf("a failing explain: %d %q", rec.Code, rec.Body)
 	}
