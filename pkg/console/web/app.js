@@ -53,11 +53,13 @@ function loadControl(node) {
   const set = el("button", { type: "button", class: "setload", onclick: () => post("/api/playground/load", { node: node.name, cpu: Number(cpu.value), memory: Number(mem.value) })
     .then(() => say("set the simulated load of " + node.name))
     .catch((err) => say(err.message)) }, "set");
-  return el("div", { class: "loadctl" }, "baseline load cpu", cpu, "% mem", mem, "%", set);
+  return el("div", { class: "loadctl", "data-node": node.name }, "baseline load cpu", cpu, "% mem", mem, "%", set);
 }
 
 function renderNodes(nodes) {
   const grid = document.getElementById("nodes");
+  // The load controls survive a re-render, with what the user typed and the focus.
+  const controls = new Map([...grid.querySelectorAll(".loadctl")].map((c) => [c.dataset.node, c]));
   grid.replaceChildren(...nodes.map((n) => {
     const card = el("div", { class: "node" + (n.ready ? "" : " notready"), "data-node": n.name },
       el("h3", {}, el("span", { text: n.name }), el("span", { class: "podcount", text: n.pods.length + " pods" + (n.ready ? "" : " · NotReady") + (n.unschedulable ? " · cordoned" : "") })));
@@ -67,7 +69,7 @@ function renderNodes(nodes) {
     card.append(res, loadBars(n.load));
     for (const t of n.taints || []) card.append(el("div", { class: "taint", text: "taint " + t }));
     card.append(el("ul", { class: "pods" }, ...n.pods.map((p) => el("li", { class: p.terminating ? "terminating" : "", "data-pod": p.namespace + "/" + p.name, text: p.namespace + "/" + p.name + (p.phase === "Running" ? "" : " (" + (p.phase || "Pending") + ")") }))));
-    if (playground) card.append(loadControl(n));
+    if (playground) card.append(controls.get(n.name) || loadControl(n));
     return card;
   }));
 }

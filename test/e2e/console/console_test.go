@@ -98,6 +98,13 @@ func TestConsoleInChromium(t *testing.T) {
 		chromedp.WaitNotPresent(chromedp.CSS(`.node[data-node="node-5"] li[data-pod^="demo/memory-hungry-"]`)))
 	b.waitText("the replacement landed on node-2", 60*time.Second, `#evictions tr[data-plugin="NodeCRDResourceFit"] td.replacement`, "node-2")
 
+	// Make node-6 hot from its card: its NodeMetric follows and its CPU bar goes over the threshold.
+	b.do("set node-6's simulated load to 95% CPU", 10*time.Second,
+		chromedp.SetValue(chromedp.CSS(`.loadctl[data-node="node-6"] input.cpu`), "95"),
+		chromedp.Click(chromedp.CSS(`.loadctl[data-node="node-6"] button.setload`)))
+	b.do("node-6's CPU bar goes over the threshold", 60*time.Second,
+		chromedp.WaitReady(chromedp.CSS(`.node[data-node="node-6"] .loadrow[data-resource="cpu"] .bar.over`)))
+
 	// Explain runs accord-descheduler's dry-run cycle and fills its table.
 	b.do("run explain", 10*time.Second, chromedp.Click(chromedp.CSS(`#explain-run`)))
 	b.waitText("explain finishes", 90*time.Second, `#explain-status`, "candidate pods")
