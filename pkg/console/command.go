@@ -3,6 +3,9 @@ package console
 import (
 	"context"
 	"errors"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -91,7 +94,14 @@ It only reads the cluster, unless --playground is given.`,
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return o.Run(cmd.Context())
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			// SIGTERM (a pod's shutdown) and Ctrl-C stop the server cleanly.
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return o.Run(ctx)
 		},
 	}
 	fss := o.Flags()

@@ -51,7 +51,8 @@ func TestKustomizeConsoleRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check(t, objs, "kube-system", "accord-console", "accord-descheduler-policy", "accord-scheduler-config")
+	cfg, policy, sched := check(t, objs, "kube-system", "accord-console", "accord-descheduler-policy", "accord-scheduler-config")
+	runBinary(t, cfg, objs, policy, sched)
 }
 
 func TestHelmChartConsoleRBAC(t *testing.T) {
@@ -64,7 +65,9 @@ func TestHelmChartConsoleRBAC(t *testing.T) {
 }
 
 // check creates the console's ServiceAccount, ClusterRole and binding from objs and tests them.
-func check(t *testing.T, objs []*unstructured.Unstructured, ns, sa, policyCM, schedulerCM string) {
+// It returns the impersonating client configuration and the files of the shipped policy and
+// scheduler configuration.
+func check(t *testing.T, objs []*unstructured.Unstructured, ns, sa, policyCM, schedulerCM string) (*rest.Config, string, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -123,7 +126,8 @@ func check(t *testing.T, objs []*unstructured.Unstructured, ns, sa, policyCM, sc
 
 	// The real console, as the ServiceAccount, with the shipped policy and scheduler configuration:
 	// its caches sync (it may list and watch what it reads) and explain runs.
-	runConsole(ctx, t, cfg, objs, policyCM, schedulerCM)
+	policyFile, schedFile := configFiles(t, objs, policyCM, schedulerCM)
+	runConsole(ctx, t, cfg, policyFile, schedFile)
 
 	// It may write nothing: the playground's own controls, an eviction, a delete, all Forbidden.
 	controls, err := console.NewClientControls(cfg)
@@ -157,6 +161,7 @@ func check(t *testing.T, objs []*unstructured.Unstructured, ns, sa, policyCM, sc
 		}
 	}
 	t.Logf("%s: %d write checks denied by the authorizer", user, denied)
+	return cfg, policyFile, schedFile
 }
 
 type target struct{ group, resource, sub string }
@@ -190,7 +195,8 @@ func writeTargets(role *rbacv1.ClusterRole) []target {
 	return out
 }
 
-func runConsole(ctx context.Context, t *testing.T, cfg *rest.Config, objs []*unstructured.Unstructured, policyCM, schedulerCM string) {
+// configFiles writes the policy and scheduler configuration of the rendered ConfigMaps.
+func configFiles(t *testing.T, objs []*unstructured.Unstructured, policyCM, schedulerCM string) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	policy, err := render.ConfigMapData(objs, policyCM, "policy.yaml")
@@ -207,6 +213,12 @@ func runConsole(ctx context.Context, t *testing.T, cfg *rest.Config, objs []*uns
 			t.Fatal(err)
 		}
 	}
+	return policyFile, schedFile
+}
+
+// runConsole runs the console in-process as cfg's user until it is ready and has answered explain.
+func runConsole(ctx context.Context, t *testing.T, cfg *rest.Config, policyFile, schedFile string) {
+	t.Helper()
 	logger, _ := ktesting.NewTestContext(t)
 	cctx, stop := context.WithCancel(klog.NewContext(ctx, logger))
 	srv, err := console.New(cctx, console.Options{RestConfig: cfg, BindAddress: "127.0.0.1:0", PolicyConfigFile: policyFile, SchedulerConfigFile: schedFile, CacheSyncTimeout: time.Minute})
