@@ -16,6 +16,9 @@ import (
 	deschedapp "github.com/accord-sched/accord/pkg/descheduler/app"
 )
 
+// streamKeepalive is how often a quiet event stream gets a comment.
+const streamKeepalive = 30 * time.Second
+
 // ExplainTimeout bounds one explain run (a dry-run descheduling cycle with its own informers).
 const ExplainTimeout = 2 * time.Minute
 
@@ -94,10 +97,18 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	fmt.Fprint(w, ": accord-console\n\n")
 	flusher.Flush()
+	// A comment now and then keeps proxies from closing a quiet stream.
+	keepalive := time.NewTicker(streamKeepalive)
+	defer keepalive.Stop()
 	for {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-keepalive.C:
+			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
+				return
+			}
+			flusher.Flush()
 		case data := <-ch:
 			if _, err := fmt.Fprintf(w, "event: view\ndata: %s\n\n", data); err != nil {
 				return
