@@ -105,9 +105,23 @@ func TestConsoleInChromium(t *testing.T) {
 	b.do("node-6's CPU bar goes over the threshold", 60*time.Second,
 		chromedp.WaitReady(chromedp.CSS(`.node[data-node="node-6"] .loadrow[data-resource="cpu"] .bar.over`)))
 
-	// Explain runs accord-descheduler's dry-run cycle and fills its table.
+	// Take example.com/memory from node-2 too: no node offers it any more, so the descheduler must
+	// not evict the memory-hungry pods (their replacements could not run anywhere). Explain, which
+	// runs accord-descheduler's own dry-run cycle, shows them as candidates it blocks.
+	b.do("click example.com/memory on node-2", 10*time.Second,
+		chromedp.Click(chromedp.CSS(`.node[data-node="node-2"] button.res[data-resource="example.com/memory"][data-enabled="true"]`)))
+	b.do("node-2 shows example.com/memory disabled", 20*time.Second,
+		chromedp.WaitReady(chromedp.CSS(`.node[data-node="node-2"] .res[data-resource="example.com/memory"][data-enabled="false"]`)))
 	b.do("run explain", 10*time.Second, chromedp.Click(chromedp.CSS(`#explain-run`)))
-	b.waitText("explain finishes", 90*time.Second, `#explain-status`, "candidate pods")
+	status := b.waitText("explain finishes", 90*time.Second, `#explain-status`, "candidate pods")
+	t.Logf("explain: %s", status)
+	b.do("explain blocks the memory-hungry pods on node-2", 10*time.Second,
+		chromedp.WaitReady(chromedp.CSS(`#explain tr[data-verdict="blocked"][data-pod^="demo/memory-hungry-"]`)))
+	blocked := b.waitText("the blocker is named", 10*time.Second, `#explain tr[data-verdict="blocked"][data-pod^="demo/memory-hungry-"] td.blocked`, "")
+	t.Logf("explain: memory-hungry blocked by %s", blocked)
+	if !strings.Contains(b.text(`.node[data-node="node-2"] ul.pods`), "demo/memory-hungry-") {
+		t.Error("the memory-hungry pods left node-2 although no other node offers example.com/memory")
+	}
 	b.screenshot(filepath.Join(artifacts, "console.png"))
 }
 
@@ -187,6 +201,17 @@ func (b *browser) waitText(what string, timeout time.Duration, sel, contains str
 		b.t.Fatalf("%s: %s never contained %q (last: %q): %v", what, sel, contains, last, err)
 	}
 	return last
+}
+
+// text returns the text of the first element sel matches ("" when there is none).
+func (b *browser) text(sel string) string {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	text, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Errorf("reading %s: %v", sel, err)
+	}
+	return text
 }
 
 func (b *browser) screenshot(path string) {
