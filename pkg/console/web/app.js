@@ -56,22 +56,36 @@ function loadControl(node) {
   return el("div", { class: "loadctl", "data-node": node.name }, "baseline load cpu", cpu, "% mem", mem, "%", set);
 }
 
+// cards keeps each node's card with the JSON it was drawn from: an unchanged node keeps its element.
+const cards = new Map();
+
 function renderNodes(nodes) {
   const grid = document.getElementById("nodes");
-  // The load controls survive a re-render, with what the user typed and the focus.
-  const controls = new Map([...grid.querySelectorAll(".loadctl")].map((c) => [c.dataset.node, c]));
+  const seen = new Set();
   grid.replaceChildren(...nodes.map((n) => {
-    const card = el("div", { class: "node" + (n.ready ? "" : " notready"), "data-node": n.name },
-      el("h3", {}, el("span", { text: n.name }), el("span", { class: "podcount", text: n.pods.length + " pods" + (n.ready ? "" : " · NotReady") + (n.unschedulable ? " · cordoned" : "") })));
-    const res = el("div", { class: "resources" });
-    if (!n.hasCR) res.append(el("span", { class: "stale", text: "no ClusterScopedResource" }));
-    for (const r of n.resources || []) res.append(resourceChip(n, r));
-    card.append(res, loadBars(n.load));
-    for (const t of n.taints || []) card.append(el("div", { class: "taint", text: "taint " + t }));
-    card.append(el("ul", { class: "pods" }, ...n.pods.map((p) => el("li", { class: p.terminating ? "terminating" : "", "data-pod": p.namespace + "/" + p.name, text: p.namespace + "/" + p.name + (p.phase === "Running" ? "" : " (" + (p.phase || "Pending") + ")") }))));
-    if (playground) card.append(controls.get(n.name) || loadControl(n));
+    seen.add(n.name);
+    const key = JSON.stringify(n) + playground;
+    const old = cards.get(n.name);
+    if (old && old.key === key) return old.card;
+    const card = nodeCard(n);
+    // The load control survives a redraw, with what the user typed and the focus.
+    if (playground) card.append((old && old.card.querySelector(".loadctl")) || loadControl(n));
+    cards.set(n.name, { key, card });
     return card;
   }));
+  for (const name of [...cards.keys()]) if (!seen.has(name)) cards.delete(name);
+}
+
+function nodeCard(n) {
+  const card = el("div", { class: "node" + (n.ready ? "" : " notready"), "data-node": n.name },
+    el("h3", {}, el("span", { text: n.name }), el("span", { class: "podcount", text: n.pods.length + " pods" + (n.ready ? "" : " · NotReady") + (n.unschedulable ? " · cordoned" : "") })));
+  const res = el("div", { class: "resources" });
+  if (!n.hasCR) res.append(el("span", { class: "stale", text: "no ClusterScopedResource" }));
+  for (const r of n.resources || []) res.append(resourceChip(n, r));
+  card.append(res, loadBars(n.load));
+  for (const t of n.taints || []) card.append(el("div", { class: "taint", text: "taint " + t }));
+  card.append(el("ul", { class: "pods" }, ...n.pods.map((p) => el("li", { class: p.terminating ? "terminating" : "", "data-pod": p.namespace + "/" + p.name, text: p.namespace + "/" + p.name + (p.phase === "Running" ? "" : " (" + (p.phase || "Pending") + ")") }))));
+  return card;
 }
 
 function rows(tableId, items, cells, emptyText) {

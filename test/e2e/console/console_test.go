@@ -176,7 +176,15 @@ func (b *browser) do(what string, timeout time.Duration, actions ...chromedp.Act
 	ctx, cancel := context.WithTimeout(b.ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	if err := chromedp.Do(ctx, actions...); err != nil {
+	err := chromedp.Do(ctx, actions...)
+	// The page redraws a node's card when its data changes; an element found just before a redraw
+	// is gone when the action reaches it ("No node with given id found", before anything was
+	// dispatched to it). Query it again.
+	for retries := 0; err != nil && strings.Contains(err.Error(), "No node with given id found") && retries < 10; retries++ {
+		b.t.Logf("%s: the element was redrawn under the action (%v); again", what, err)
+		err = chromedp.Do(ctx, actions...)
+	}
+	if err != nil {
 		b.screenshot(filepath.Join(b.t.TempDir(), "failure.png"))
 		b.t.Fatalf("%s: %v (after %v)", what, err, time.Since(start).Round(time.Millisecond))
 	}
