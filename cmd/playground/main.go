@@ -17,6 +17,8 @@ import (
 func main() {
 	var opts playground.Options
 	flag.StringVar(&opts.Dir, "dir", ".playground", "directory for the kubeconfig and generated configs")
+	flag.StringVar(&opts.ConsoleAddress, "console-address", playground.DefaultConsoleAddress, "host:port accord-console serves on (port 0 picks a free one)")
+	flag.BoolVar(&opts.WithoutConsole, "without-console", false, "do not start accord-console")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

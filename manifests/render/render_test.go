@@ -300,6 +300,7 @@ func TestKustomize(t *testing.T) {
 	loadBoth(t, base, "accord-scheduler-config", "accord-descheduler-policy")
 	loadReporter(t, base, "accord-metrics-reporter-config")
 	reporterRBAC(t, base, "accord-metrics-reporter")
+	consoleRBAC(t, base, "accord-console")
 
 	overlay, err := render.Kustomize(filepath.Join(baseDir, "..", "deploy", "overlays", "example"))
 	if err != nil {
@@ -317,7 +318,7 @@ func TestKustomize(t *testing.T) {
 		}
 	}
 	slices.Sort(images)
-	if want := []string{"registry.example.com/accord/accord-descheduler:v0.1.0", "registry.example.com/accord/accord-metrics-reporter:v0.1.0", "registry.example.com/accord/accord-scheduler:v0.1.0"}; !slices.Equal(images, want) {
+	if want := []string{"registry.example.com/accord/accord-console:v0.1.0", "registry.example.com/accord/accord-descheduler:v0.1.0", "registry.example.com/accord/accord-metrics-reporter:v0.1.0", "registry.example.com/accord/accord-scheduler:v0.1.0"}; !slices.Equal(images, want) {
 		t.Errorf("overlay images %v, want %v", images, want)
 	}
 }

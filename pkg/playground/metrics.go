@@ -20,14 +20,11 @@ import (
 	"github.com/accord-sched/accord/manifests"
 	"github.com/accord-sched/accord/pkg/metricsapisim"
 	reporterapp "github.com/accord-sched/accord/pkg/metricsreporter/app"
+	"github.com/accord-sched/accord/pkg/playground/simload"
 )
 
-// BaselineUsageAnnotation holds, on a node, as a JSON ResourceList, the usage the simulated metrics
-// server attributes to the node besides its pods (system daemons, noisy neighbours). Change it to
-// make a node hot or cool, e.g.
-//
-//	kubectl annotate node node-3 --overwrite sim.accord.dev/baseline-usage='{"cpu":"1","memory":"4Gi"}'
-const BaselineUsageAnnotation = "sim.accord.dev/baseline-usage"
+// BaselineUsageAnnotation holds a node's simulated baseline usage (see package simload).
+const BaselineUsageAnnotation = simload.BaselineUsageAnnotation
 
 // MetricsServiceName names the ExternalName Service the playground's metrics.k8s.io APIService
 // points at (in kube-system).

@@ -23,6 +23,7 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/manifests"
+	"github.com/accord-sched/accord/pkg/console"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/pkg/localcluster"
 	"github.com/accord-sched/accord/pkg/metricsapisim"
@@ -46,7 +47,16 @@ type Options struct {
 	// DeschedulingInterval is the descheduler's periodic interval (it also runs event-driven).
 	// Default 10s.
 	DeschedulingInterval time.Duration
+	// WithoutConsole leaves accord-console out.
+	WithoutConsole bool
+	// ConsoleAddress is where accord-console serves (host:port; port 0 picks one). Default
+	// 127.0.0.1:0; `make run` uses DefaultConsoleAddress.
+	ConsoleAddress string
 }
+
+// DefaultConsoleAddress is where `make run` serves the console: loopback only, since its playground
+// controls write to the cluster.
+const DefaultConsoleAddress = "127.0.0.1:8090"
 
 // Playground is a running local cluster.
 type Playground struct {
@@ -62,6 +72,8 @@ type Playground struct {
 	// MetricsReporterConfig is the path of the MetricsReporterConfiguration accord-metrics-reporter
 	// runs with.
 	MetricsReporterConfig string
+	// ConsoleURL is the page of accord-console ("" without it).
+	ConsoleURL string
 
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
@@ -131,7 +143,7 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 	}
 
 	if opts.WithoutScheduler {
-		return p, nil
+		return p, p.startConsole(ctx, opts, false)
 	}
 	if err := os.WriteFile(p.SchedulerConfig, manifests.SchedulerConfig, 0o644); err != nil {
 		return nil, err
@@ -151,7 +163,7 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 	}
 
 	if opts.WithoutDescheduler {
-		return p, nil
+		return p, p.startConsole(ctx, opts, false)
 	}
 	if opts.DeschedulingInterval == 0 {
 		opts.DeschedulingInterval = 10 * time.Second
@@ -178,7 +190,34 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 		return nil, ctx.Err()
 	}
 	logger.Info("accord-descheduler is running", "policy", p.DeschedulerPolicy, "interval", opts.DeschedulingInterval, "eventDriven", true)
-	return p, nil
+	return p, p.startConsole(ctx, opts, true)
+}
+
+// startConsole runs accord-console in-process with the playground's controls (writing through the
+// admin kubeconfig); explain runs the descheduler's policy when the descheduler runs.
+func (p *Playground) startConsole(ctx context.Context, opts Options, explain bool) error {
+	if opts.WithoutConsole {
+		return nil
+	}
+	if opts.ConsoleAddress == "" {
+		opts.ConsoleAddress = "127.0.0.1:0"
+	}
+	controls, err := console.NewClientControls(p.Env.Config)
+	if err != nil {
+		return err
+	}
+	co := console.Options{RestConfig: p.Env.Config, BindAddress: opts.ConsoleAddress, Controls: controls}
+	if explain {
+		co.PolicyConfigFile, co.SchedulerConfigFile = p.DeschedulerPolicy, p.SchedulerConfig
+	}
+	srv, err := console.New(ctx, co)
+	if err != nil {
+		return fmt.Errorf("accord-console: %w", err)
+	}
+	p.ConsoleURL = srv.URL()
+	p.run(ctx, "accord-console", srv.Serve)
+	klog.FromContext(ctx).Info("accord-console is running", "url", p.ConsoleURL)
+	return nil
 }
 
 // run runs a component until ctx ends; an early exit is reported on p.errs.
@@ -249,6 +288,10 @@ func Run(ctx context.Context, opts Options) error {
 	fmt.Printf(`
 Accord playground is running.
 
+  Console: %s
+  (click a resource of a node to toggle it in its ClusterScopedResource, e.g. example.com/memory on
+  node-5, and watch the descheduler move its pods; set a node's simulated load under its card)
+
   export KUBECONFIG=%s
   bin/kubectl get nodes,csres,nodemetrics
   bin/kubectl get pods -n demo -o wide
@@ -268,7 +311,7 @@ Ask the descheduler why it would (not) evict each candidate pod (one dry-run cyc
     --policy-config-file %s --scheduler-config-file %s
 
 Press Ctrl-C to stop.
-`, p.Kubeconfig, p.SchedulerConfig, p.DeschedulerPolicy, p.MetricsReporterConfig, p.Kubeconfig, p.DeschedulerPolicy, p.SchedulerConfig)
+`, p.ConsoleURL, p.Kubeconfig, p.SchedulerConfig, p.DeschedulerPolicy, p.MetricsReporterConfig, p.Kubeconfig, p.DeschedulerPolicy, p.SchedulerConfig)
 	select {
 	case <-ctx.Done():
 		klog.FromContext(ctx).Info("Shutting down the playground")

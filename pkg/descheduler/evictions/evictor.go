@@ -192,14 +192,7 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	logger.Info("Evicted pod", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName,
 		"reason", opts.Reason, "prediction", extra, "duration", time.Since(start))
 	if e.Recorder != nil {
-		msg := fmt.Sprintf("Evicted by the Accord descheduler, plugin %s (profile %s): %s", opts.PluginName, e.Profile, opts.Reason)
-		if extra != "" {
-			msg += "; " + extra
-		}
-		// An Event note is at most 1 kB.
-		if len(msg) > 1024 {
-			msg = msg[:1021] + "..."
-		}
+		msg := EventMessage(opts.PluginName, e.Profile, opts.Reason, extra)
 		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonDescheduled, "Descheduling", "%s", msg)
 	}
 	return nil

@@ -10,6 +10,7 @@
 {{- define "accord.scheduler.name" -}}{{ include "accord.fullname" . }}-scheduler{{- end -}}
 {{- define "accord.descheduler.name" -}}{{ include "accord.fullname" . }}-descheduler{{- end -}}
 {{- define "accord.metricsReporter.name" -}}{{ include "accord.fullname" . }}-metrics-reporter{{- end -}}
+{{- define "accord.console.name" -}}{{ include "accord.fullname" . }}-console{{- end -}}
 
 {{- define "accord.labels" -}}
 app.kubernetes.io/part-of: accord

@@ -1,0 +1,208 @@
+// Package console is accord-console: a read-only web console of an Accord cluster. It reads the
+// cluster through one set of shared informers (core nodes, pods and Events; Accord's
+// ClusterScopedResources and NodeMetrics) and serves one embedded page, kept live with server-sent
+// events: the node grid (CR resources and scores, NodeMetric usage against the LoadAware thresholds,
+// taints, pods), pending pods with the scheduler's reason, the timeline of the descheduler's
+// evictions and where the replacements landed, and explain (the descheduler's own dry-run cycle).
+// In playground mode it also serves write controls (Controls).
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/pkg/crdcheck"
+	"github.com/accord-sched/accord/pkg/descheduler/explain"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
+	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
+	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+)
+
+// Options configure a console.
+type Options struct {
+	// RestConfig reaches the cluster; when nil, Kubeconfig is read (empty: in-cluster).
+	RestConfig *rest.Config
+	Kubeconfig string
+	// BindAddress is host:port to serve on (port 0 picks one).
+	BindAddress string
+	// PolicyConfigFile is the DeschedulerPolicy explain runs; empty turns explain off. It also
+	// gives the node grid its thresholds (LowNodeLoad's highThresholds are LoadAware's
+	// usageThresholds).
+	PolicyConfigFile string
+	// SchedulerConfigFile is accord-scheduler's configuration, for explain's SchedulerSimulation.
+	SchedulerConfigFile string
+	// Controls, when set, turns on playground mode: the write endpoints exist.
+	Controls Controls
+	// CacheSyncTimeout bounds the wait for the informers; crdcheck.DefaultSyncTimeout when zero.
+	CacheSyncTimeout time.Duration
+}
+
+// Server is a console bound to its address, ready to Serve.
+type Server struct {
+	opts     Options
+	listener net.Listener
+	handler  *handler
+	kf       informers.SharedInformerFactory
+	af       accordinformers.SharedInformerFactory
+	changes  chan struct{}
+}
+
+// New builds the clients and informers, and binds the address.
+func New(ctx context.Context, opts Options) (*Server, error) {
+	logger := klog.FromContext(ctx).WithName("console")
+	restCfg := opts.RestConfig
+	if restCfg == nil {
+		var err error
+		if restCfg, err = clientcmd.BuildConfigFromFlags("", opts.Kubeconfig); err != nil {
+			return nil, fmt.Errorf("--kubeconfig: %w", err)
+		}
+	}
+	restCfg = rest.AddUserAgent(rest.CopyConfig(restCfg), "accord-console")
+	kube, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	crCfg := rest.CopyConfig(restCfg)
+	crCfg.ContentType, crCfg.AcceptContentTypes = "application/json", "application/json"
+	accord, err := accordclient.NewForConfig(crCfg)
+	if err != nil {
+		return nil, err
+	}
+	th, err := LoadThresholds(opts.PolicyConfigFile, opts.SchedulerConfigFile)
+	if err != nil {
+		return nil, err
+	}
+
+	s := &Server{opts: opts, changes: make(chan struct{}, 1),
+		kf: informers.NewSharedInformerFactory(kube, 0), af: accordinformers.NewSharedInformerFactory(accord, 0)}
+	st := newState()
+	st.thresholds, st.playground = th, opts.Controls != nil
+	nodes, pods, events := s.kf.Core().V1().Nodes(), s.kf.Core().V1().Pods(), s.kf.Core().V1().Events()
+	csrs, nms := s.af.Scheduling().V1alpha1().ClusterScopedResources(), s.af.Slo().V1alpha1().NodeMetrics()
+	if err := events.Informer().AddIndexers(eventIndexers()); err != nil {
+		return nil, err
+	}
+	st.nodes, st.pods, st.events = nodes.Lister(), pods.Lister(), events.Informer().GetIndexer()
+	st.csrs, st.metrics = csrs.Lister(), nms.Lister()
+	changed := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { s.changed() },
+		UpdateFunc: func(any, any) { s.changed() },
+		DeleteFunc: func(any) { s.changed() },
+	}
+	podHandler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { st.podSeen(obj); s.changed() },
+		UpdateFunc: func(_, obj any) { st.podSeen(obj); s.changed() },
+		DeleteFunc: func(obj any) { st.podGone(obj); s.changed() },
+	}
+	if _, err := pods.Informer().AddEventHandler(podHandler); err != nil {
+		return nil, err
+	}
+	for _, inf := range []cache.SharedIndexInformer{nodes.Informer(), events.Informer(), csrs.Informer(), nms.Informer()} {
+		if _, err := inf.AddEventHandler(changed); err != nil {
+			return nil, err
+		}
+	}
+
+	h := &handler{logger: logger, state: st, hub: newHub(), controls: opts.Controls, explain: explain.Run,
+		explainCfg: runner.Config{RestConfig: restCfg, PolicyConfigFile: opts.PolicyConfigFile, SchedulerConfigFile: opts.SchedulerConfigFile}}
+	h.setNotReady("the informer caches have not started")
+	s.handler = h
+	if s.listener, err = net.Listen("tcp", opts.BindAddress); err != nil {
+		return nil, fmt.Errorf("--bind-address: %w", err)
+	}
+	return s, nil
+}
+
+// URL is where the page is served.
+func (s *Server) URL() string {
+	addr := s.listener.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
+}
+
+func (s *Server) changed() {
+	select {
+	case s.changes <- struct{}{}:
+	default:
+	}
+}
+
+// Serve serves until ctx ends: the HTTP server at once (/readyz fails until the caches sync, with
+// the reason), then the informers and the publisher of live updates.
+func (s *Server) Serve(ctx context.Context) error {
+	logger := klog.FromContext(ctx).WithName("console")
+	srv := &http.Server{Handler: s.handler.mux(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(s.listener) }()
+	logger.Info("Serving the console", "url", s.URL(), "playground", s.opts.Controls != nil, "explain", s.opts.PolicyConfigFile != "")
+
+	s.kf.Start(ctx.Done())
+	s.af.Start(ctx.Done())
+	defer s.kf.Shutdown()
+	defer s.af.Shutdown()
+	err := crdcheck.WaitForSync(ctx, crdcheck.SyncOptions{Timeout: s.opts.CacheSyncTimeout, What: "console", OnWaiting: s.handler.setNotReady},
+		[]crdcheck.Factory{s.kf, s.af})
+	if err == nil {
+		s.handler.setNotReady("")
+		logger.Info("Console caches synced; the page is live")
+		err = s.publishLoop(ctx)
+	} else {
+		s.handler.setNotReady(err.Error())
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if serr := srv.Shutdown(shutdownCtx); serr != nil {
+		logger.Error(serr, "Shutting the console's HTTP server down")
+	}
+	if serr := <-served; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// publishLoop rebuilds the View on changes (coalesced) and every refreshInterval, until ctx ends.
+func (s *Server) publishLoop(ctx context.Context) error {
+	logger := klog.FromContext(ctx).WithName("console")
+	tick := time.NewTicker(refreshInterval)
+	defer tick.Stop()
+	for {
+		if _, err := s.handler.hub.publish(s.handler.state.buildView(time.Now())); err != nil {
+			logger.Error(err, "Encoding the console's view")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.changes:
+		case <-tick.C:
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(minPublishInterval):
+		}
+	}
+}
+
+// podPhaseDone reports whether a pod has finished.
+func podPhaseDone(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}

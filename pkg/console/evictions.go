@@ -1,0 +1,107 @@
+package console
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/accord-sched/accord/pkg/descheduler/evictions"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
+)
+
+// maxEvictions is how many evictions the timeline shows (the newest).
+const maxEvictions = 100
+
+// Eviction is one row of the eviction timeline, read from a Descheduled Event.
+type Eviction struct {
+	Time      time.Time `json:"time"`
+	Namespace string    `json:"namespace"`
+	Pod       string    `json:"pod"`
+	// Node is the node the pod was evicted from ("" when the console never saw the pod).
+	Node    string `json:"node,omitempty"`
+	Plugin  string `json:"plugin"`
+	Profile string `json:"profile"`
+	Reason  string `json:"reason"`
+	// PredictedNode and Score are the scheduler simulation's prediction, when the Event has one.
+	PredictedNode string `json:"predictedNode,omitempty"`
+	Score         *int64 `json:"score,omitempty"`
+	// Replacement is the pod of the same controller created after the eviction, and ReplacementNode
+	// where it landed ("" while it is pending).
+	Replacement     string `json:"replacement,omitempty"`
+	ReplacementNode string `json:"replacementNode,omitempty"`
+}
+
+// predictionSep separates the plugin's reason from the prediction in an Event note.
+const predictionSep = "; scheduler simulation"
+
+// evictions reads the Descheduled Events, newest first; pods are the live pods, where the
+// replacements are looked for.
+func (s *state) evictions(pods []*corev1.Pod) []Eviction {
+	objs, _ := s.events.ByIndex(eventByReason, evictions.ReasonDescheduled)
+	type row struct {
+		Eviction
+		owner types.UID
+		uid   types.UID
+	}
+	rows := make([]row, 0, len(objs))
+	for _, o := range objs {
+		e := o.(*corev1.Event)
+		note, ok := evictions.ParseEventMessage(e.Message)
+		if !ok {
+			continue
+		}
+		r := row{Eviction: Eviction{Time: eventTime(e), Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name,
+			Plugin: note.Plugin, Profile: note.Profile, Reason: note.Reason}, uid: e.InvolvedObject.UID}
+		if i := strings.Index(note.Reason, predictionSep); i >= 0 {
+			r.Reason = note.Reason[:i]
+		}
+		if pred, ok := schedulersimulation.ParseEvictionMessage(note.Reason); ok {
+			score := pred.Score
+			r.PredictedNode, r.Score = pred.Node, &score
+		}
+		if rec, ok := s.record(r.uid); ok {
+			r.Node, r.owner = rec.Node, rec.Owner
+		}
+		rows = append(rows, r)
+	}
+	// Oldest first, so that each eviction of a controller's pods takes the first replacement
+	// created after it that an earlier eviction did not take.
+	slices.SortFunc(rows, func(a, b row) int { return a.Time.Compare(b.Time) })
+	taken := map[types.UID]bool{}
+	for i := range rows {
+		r := &rows[i]
+		if r.owner == "" {
+			continue
+		}
+		var best *corev1.Pod
+		for _, p := range pods {
+			if p.UID == r.uid || taken[p.UID] || !ownedBy(p, r.owner) || p.CreationTimestamp.Time.Before(r.Time.Truncate(time.Second)) {
+				continue
+			}
+			if best == nil || p.CreationTimestamp.Before(&best.CreationTimestamp) {
+				best = p
+			}
+		}
+		if best != nil {
+			taken[best.UID] = true
+			r.Replacement, r.ReplacementNode = best.Name, best.Spec.NodeName
+		}
+	}
+	out := make([]Eviction, 0, min(len(rows), maxEvictions))
+	for i := len(rows) - 1; i >= 0 && len(out) < maxEvictions; i-- {
+		out = append(out, rows[i].Eviction)
+	}
+	return out
+}
+
+func ownedBy(p *corev1.Pod, owner types.UID) bool {
+	for _, ref := range p.OwnerReferences {
+		if ref.Controller != nil && *ref.Controller && ref.UID == owner {
+			return true
+		}
+	}
+	return false
+}

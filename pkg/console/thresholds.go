@@ -1,0 +1,44 @@
+package console
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
+)
+
+// LoadThresholds returns the thresholds the node grid compares NodeMetrics with: the highThresholds
+// and nodeMetricExpirationSeconds of the policy's first LowNodeLoad (the descheduler checks them
+// against accord-scheduler's LoadAware when given its configuration), or else LoadAware's defaults.
+func LoadThresholds(policyFile, schedulerConfigFile string) (Thresholds, error) {
+	th := Thresholds{Percent: config.DefaultUsageThresholds(), MaxAge: time.Duration(config.DefaultNodeMetricExpirationSeconds) * time.Second}
+	if policyFile == "" {
+		return th, nil
+	}
+	p, _, err := runner.LoadPolicy(policyFile, schedulerConfigFile)
+	if err != nil {
+		return th, err
+	}
+	for _, prof := range p.Profiles {
+		for _, pc := range prof.PluginConfigs {
+			a, ok := pc.Args.(*lownodeload.LowNodeLoadArgs)
+			if !ok || a.UseDeviationThresholds {
+				continue
+			}
+			if a.HighThresholds != nil {
+				th.Percent = map[corev1.ResourceName]int64{}
+				for k, v := range a.HighThresholds {
+					th.Percent[k] = v
+				}
+			}
+			if a.NodeMetricExpirationSeconds != nil {
+				th.MaxAge = time.Duration(*a.NodeMetricExpirationSeconds) * time.Second
+			}
+			return th, nil
+		}
+	}
+	return th, nil
+}

@@ -1,0 +1,122 @@
+package console
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	"github.com/accord-sched/accord/pkg/descheduler/evictions"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
+	"github.com/accord-sched/accord/pkg/descheduler/simulator"
+)
+
+func metric(name string, cpu string, at time.Time) *slov1alpha1.NodeMetric {
+	return &slov1alpha1.NodeMetric{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: slov1alpha1.NodeMetricStatus{
+		UpdateTime: &metav1.Time{Time: at},
+		NodeUsage:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")},
+	}}
+}
+
+func TestNodeGrid(t *testing.T) {
+	hot := node("hot", "10")
+	hot.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}}
+	s := newTestState(t,
+		hot, node("stale", "10"), node("bare", "10"),
+		&schedv1alpha1.ClusterScopedResource{ObjectMeta: metav1.ObjectMeta{Name: "hot"}, Spec: schedv1alpha1.ClusterScopedResourceSpec{
+			ResourcesFilter: map[corev1.ResourceName]bool{"cpu": true, "example.com/memory": false},
+			ResourcesScore:  map[corev1.ResourceName]schedv1alpha1.ResourceScore{"example.com/memory": 55},
+		}},
+		metric("hot", "8500m", now.Add(-10*time.Second)),
+		metric("stale", "1", now.Add(-10*time.Minute)),
+		pod("a", "hot", "", now),
+	)
+	v := s.buildView(now)
+	if len(v.Nodes) != 3 {
+		t.Fatalf("%d nodes, want 3", len(v.Nodes))
+	}
+	byName := map[string]NodeView{}
+	for _, n := range v.Nodes {
+		byName[n.Name] = n
+	}
+	want := NodeView{Name: "hot", Ready: true, Taints: []string{"dedicated=db:NoSchedule"}, HasCR: true,
+		Resources: []ResourceView{{Name: "cpu", Enabled: true}, {Name: "example.com/memory", Score: 55}},
+		Load: LoadView{Reported: true, AgeSeconds: 10, Resources: []LoadResource{
+			{Name: "cpu", Percent: 85, Threshold: 80, Over: true}, {Name: "memory", Percent: 10, Threshold: 80},
+		}},
+		Pods: []PodView{{Namespace: "demo", Name: "a", Node: "hot", Phase: "Running"}},
+	}
+	if d := cmp.Diff(want, byName["hot"]); d != "" {
+		t.Errorf("hot node (-want +got):\n%s", d)
+	}
+	if st := byName["stale"].Load; !st.Reported || !st.Stale || st.Resources[0].Over {
+		t.Errorf("a 10-minute-old metric (expiry 3m): %+v, want reported, stale, nothing over", st)
+	}
+	if b := byName["bare"]; b.HasCR || b.Load.Reported || !b.Load.Stale {
+		t.Errorf("a node without CR or metric: %+v", b)
+	}
+}
+
+func TestPendingPodShowsTheSchedulersLatestMessage(t *testing.T) {
+	p := pod("waiting", "", "", now)
+	withCondition := pod("condition-only", "", "", now)
+	withCondition.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Message: "from the condition"}}
+	s := newTestState(t, p, withCondition,
+		event("FailedScheduling", p, now.Add(-time.Minute), "old"),
+		event("FailedScheduling", p, now, "0/6 nodes are available: 6 NodeCRDResourceFit: node does not enable example.com/memory."),
+		event("Scheduled", p, now.Add(time.Second), "not a failure"),
+	)
+	v := s.buildView(now)
+	got := map[string]string{}
+	for _, pv := range v.Pending {
+		got[pv.Name] = pv.Reason
+	}
+	want := map[string]string{"waiting": "0/6 nodes are available: 6 NodeCRDResourceFit: node does not enable example.com/memory.", "condition-only": "from the condition"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("pending reasons (-want +got):\n%s", d)
+	}
+}
+
+func TestEvictionTimeline(t *testing.T) {
+	const rs = "rs-uid"
+	evictedAt := now.Add(-30 * time.Second)
+	first, second := pod("m-1", "node-5", rs, now.Add(-time.Hour)), pod("m-2", "node-5", rs, now.Add(-time.Hour))
+	before := pod("m-0", "node-2", rs, now.Add(-time.Hour))
+	repl1, repl2 := pod("m-3", "node-2", rs, evictedAt.Add(time.Second)), pod("m-4", "", rs, evictedAt.Add(2*time.Second))
+	other := pod("x", "node-2", "other-rs", evictedAt.Add(time.Second))
+	pred := simulator.Prediction{Profile: "accord-scheduler", CurrentNode: "node-5", Feasible: true, Node: "node-2", Score: 155}
+	msg := evictions.EventMessage("NodeCRDResourceFit", "accord", "node node-5 does not enable example.com/memory", schedulersimulation.EvictionMessage(pred))
+	s := newTestState(t, first, second, before, repl1, repl2, other,
+		event(evictions.ReasonDescheduled, first, evictedAt, msg),
+		event(evictions.ReasonDescheduled, second, evictedAt.Add(500*time.Millisecond), evictions.EventMessage("LowNodeLoad", "accord", "hot", "")),
+		event(evictions.ReasonDescheduled, pod("unknown", "", "", now), evictedAt, "Evicted by someone else"),
+	)
+	s.podGone(first)
+	s.podGone(second)
+	v := s.buildView(now)
+	score := int64(155)
+	want := []Eviction{
+		{Time: evictedAt.Add(500 * time.Millisecond), Namespace: "demo", Pod: "m-2", Node: "node-5", Plugin: "LowNodeLoad", Profile: "accord", Reason: "hot",
+			Replacement: "m-4"},
+		{Time: evictedAt, Namespace: "demo", Pod: "m-1", Node: "node-5", Plugin: "NodeCRDResourceFit", Profile: "accord",
+			Reason: "node node-5 does not enable example.com/memory", PredictedNode: "node-2", Score: &score, Replacement: "m-3", ReplacementNode: "node-2"},
+	}
+	if d := cmp.Diff(want, v.Evictions); d != "" {
+		t.Errorf("timeline (-want +got):\n%s", d)
+	}
+}
+
+func TestGoneMemoryIsBounded(t *testing.T) {
+	s := newTestState(t)
+	for i := range maxGone + 10 {
+		s.podGone(pod("p"+resource.NewQuantity(int64(i), resource.DecimalSI).String(), "n", "", now))
+	}
+	if len(s.known) != maxGone || len(s.gone) != maxGone {
+		t.Errorf("remembers %d pods (%d gone), want at most %d", len(s.known), len(s.gone), maxGone)
+	}
+}

@@ -1,0 +1,140 @@
+// accord-console: renders the View the server streams (server-sent events "view" on /api/stream).
+"use strict";
+
+let playground = false;
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+function say(text) { document.getElementById("message").textContent = text; }
+
+async function post(path, body) {
+  const resp = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  if (!resp.ok) throw new Error(path + ": " + resp.status + " " + (await resp.text()).trim());
+  return resp.json();
+}
+
+function resourceChip(node, r) {
+  const label = r.name + (r.score ? " (" + r.score + ")" : "");
+  const attrs = { class: "res", "data-resource": r.name, "data-enabled": String(r.enabled) };
+  if (!playground) return el("span", Object.assign(attrs, { text: label }));
+  attrs.title = (r.enabled ? "Disable " : "Enable ") + r.name + " on " + node.name;
+  attrs.type = "button";
+  attrs.onclick = () => post("/api/playground/resource", { node: node.name, resource: r.name, enabled: !r.enabled })
+    .then(() => say((r.enabled ? "disabled " : "enabled ") + r.name + " on " + node.name))
+    .catch((err) => say(err.message));
+  return el("button", attrs, label);
+}
+
+function loadBars(load) {
+  const box = el("div", { class: "load" });
+  if (!load.reported) { box.append(el("div", { class: "stale", text: "no NodeMetric reported" })); return box; }
+  if (load.stale) box.append(el("div", { class: "stale", "data-stale": "true", text: "stale metric (" + load.ageSeconds + "s old): ignored" }));
+  for (const r of load.resources) {
+    const bar = el("div", { class: "bar" + (r.over ? " over" : "") }, el("div", { class: "fill", style: "width:" + Math.min(r.percent, 100) + "%" }));
+    if (r.threshold > 0) bar.append(el("div", { class: "threshold", style: "left:" + Math.min(r.threshold, 100) + "%", title: "threshold " + r.threshold + "%" }));
+    box.append(el("div", { class: "loadrow", "data-resource": r.name }, el("span", { text: r.name }), bar, el("span", { text: r.percent + "%" })));
+  }
+  return box;
+}
+
+function loadControl(node) {
+  const cpu = el("input", { type: "number", min: "0", max: "100", value: "50", "aria-label": "cpu %", class: "cpu" });
+  const mem = el("input", { type: "number", min: "0", max: "100", value: "30", "aria-label": "memory %", class: "memory" });
+  const set = el("button", { type: "button", class: "setload", onclick: () => post("/api/playground/load", { node: node.name, cpu: Number(cpu.value), memory: Number(mem.value) })
+    .then(() => say("set the simulated load of " + node.name))
+    .catch((err) => say(err.message)) }, "set");
+  return el("div", { class: "loadctl", "data-node": node.name }, "baseline load cpu", cpu, "% mem", mem, "%", set);
+}
+
+// cards keeps each node's card with the JSON it was drawn from: an unchanged node keeps its element.
+const cards = new Map();
+
+function renderNodes(nodes) {
+  const grid = document.getElementById("nodes");
+  const seen = new Set();
+  grid.replaceChildren(...nodes.map((n) => {
+    seen.add(n.name);
+    const key = JSON.stringify(n) + playground;
+    const old = cards.get(n.name);
+    if (old && old.key === key) return old.card;
+    const card = nodeCard(n);
+    // The load control survives a redraw, with what the user typed and the focus.
+    if (playground) card.append((old && old.card.querySelector(".loadctl")) || loadControl(n));
+    cards.set(n.name, { key, card });
+    return card;
+  }));
+  for (const name of [...cards.keys()]) if (!seen.has(name)) cards.delete(name);
+}
+
+function nodeCard(n) {
+  const card = el("div", { class: "node" + (n.ready ? "" : " notready"), "data-node": n.name },
+    el("h3", {}, el("span", { text: n.name }), el("span", { class: "podcount", text: n.pods.length + " pods" + (n.ready ? "" : " · NotReady") + (n.unschedulable ? " · cordoned" : "") })));
+  const res = el("div", { class: "resources" });
+  if (!n.hasCR) res.append(el("span", { class: "stale", text: "no ClusterScopedResource" }));
+  for (const r of n.resources || []) res.append(resourceChip(n, r));
+  card.append(res, loadBars(n.load));
+  for (const t of n.taints || []) card.append(el("div", { class: "taint", text: "taint " + t }));
+  card.append(el("ul", { class: "pods" }, ...n.pods.map((p) => el("li", { class: p.terminating ? "terminating" : "", "data-pod": p.namespace + "/" + p.name, text: p.namespace + "/" + p.name + (p.phase === "Running" ? "" : " (" + (p.phase || "Pending") + ")") }))));
+  return card;
+}
+
+function rows(tableId, items, cells, emptyText) {
+  const body = document.querySelector("#" + tableId + " tbody");
+  const cols = document.querySelectorAll("#" + tableId + " thead th").length;
+  if (items.length === 0) { body.replaceChildren(el("tr", {}, el("td", { class: "empty", colspan: String(cols), text: emptyText }))); return; }
+  body.replaceChildren(...items.map((it) => {
+    const c = cells(it);
+    return el("tr", c.attrs, ...c.values.map((v) => el("td", { class: v[0], text: v[1] === undefined || v[1] === null || v[1] === "" ? "-" : String(v[1]) })));
+  }));
+}
+
+function render(view) {
+  playground = view.playground;
+  document.getElementById("mode").textContent = playground ? "playground: click a resource to toggle it" : "read-only";
+  renderNodes(view.nodes);
+  rows("pending", view.pending, (p) => ({ attrs: { "data-pod": p.namespace + "/" + p.name },
+    values: [["pod", p.namespace + "/" + p.name], ["phase", p.phase || "Pending"], ["reason", p.reason || "not tried yet"]] }), "no pending pods");
+  rows("evictions", view.evictions, (e) => ({ attrs: { "data-pod": e.namespace + "/" + e.pod, "data-plugin": e.plugin },
+    values: [["time", new Date(e.time).toLocaleTimeString()], ["pod", e.namespace + "/" + e.pod], ["node", e.node], ["plugin", e.plugin + " (" + e.profile + ")"],
+      ["reason", e.reason], ["predicted", e.predictedNode ? e.predictedNode + " (score " + e.score + ")" : ""],
+      ["replacement", e.replacement ? e.replacement + " → " + (e.replacementNode || "pending") : ""]] }), "no evictions yet");
+}
+
+function explain() {
+  const status = document.getElementById("explain-status");
+  status.textContent = "running a dry-run cycle…";
+  fetch("/api/explain").then(async (resp) => {
+    if (!resp.ok) throw new Error((await resp.text()).trim());
+    return resp.json();
+  }).then((data) => {
+    status.textContent = data.length + " candidate pods at " + new Date().toLocaleTimeString();
+    rows("explain", data, (r) => ({ attrs: { "data-pod": r.namespace + "/" + r.pod, "data-verdict": r.verdict },
+      values: [["profile", r.profile], ["plugin", r.plugin], ["pod", r.namespace + "/" + r.pod], ["node", r.node], ["verdict", r.verdict],
+        ["blocked", r.blockedBy ? r.blockedBy + (r.simulationReason ? "/" + r.simulationReason : "") : ""], ["predicted", r.predictedNode],
+        ["score", r.score === undefined ? "" : r.score + (r.currentNodeScore === undefined ? "" : " (here " + r.currentNodeScore + ")")],
+        ["reason", [r.reason, r.message].filter(Boolean).join("; ")]] }), "no candidate pods");
+  }).catch((err) => { status.textContent = "explain failed: " + err.message; });
+}
+
+function connect() {
+  const status = document.getElementById("status");
+  const src = new EventSource("/api/stream");
+  src.addEventListener("view", (ev) => {
+    status.textContent = "live"; status.dataset.state = "live";
+    render(JSON.parse(ev.data));
+  });
+  src.onerror = () => { status.textContent = "disconnected (retrying)"; status.dataset.state = "disconnected"; };
+}
+
+document.getElementById("explain-run").addEventListener("click", explain);
+connect();

@@ -1,0 +1,42 @@
+package evictions
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// maxEventNote is the longest note an Event accepts (1 kB).
+const maxEventNote = 1024
+
+// EventMessage is the note of the Descheduled Event recorded on an evicted pod: the plugin and
+// profile that evicted it, the plugin's reason and what the preEvictionFilter plugins add (extra, the
+// scheduler simulation's prediction), cut to an Event's 1 kB.
+func EventMessage(plugin, profile, reason, extra string) string {
+	msg := fmt.Sprintf("Evicted by the Accord descheduler, plugin %s (profile %s): %s", plugin, profile, reason)
+	if extra != "" {
+		msg += "; " + extra
+	}
+	if len(msg) > maxEventNote {
+		msg = msg[:maxEventNote-3] + "..."
+	}
+	return msg
+}
+
+// EvictionNote is a Descheduled Event's note read back (ParseEventMessage).
+type EvictionNote struct {
+	Plugin  string
+	Profile string
+	// Reason is the plugin's reason followed by what the preEvictionFilter plugins added, as written.
+	Reason string
+}
+
+var eventMessageRE = regexp.MustCompile(`^Evicted by the Accord descheduler, plugin (\S+) \(profile (.*?)\): (?s)(.*)$`)
+
+// ParseEventMessage reads a note written by EventMessage; ok is false for any other text.
+func ParseEventMessage(msg string) (EvictionNote, bool) {
+	m := eventMessageRE.FindStringSubmatch(msg)
+	if m == nil {
+		return EvictionNote{}, false
+	}
+	return EvictionNote{Plugin: m[1], Profile: m[2], Reason: m[3]}, true
+}
