@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -26,7 +27,13 @@ type faultProxy struct {
 	inject func(r *http.Request) int
 	// evictions[pod][code] counts the eviction answers by "namespace/name" and HTTP status.
 	evictions map[string]map[int]int
+	closing   chan struct{}
+	// podDeletes counts DELETE requests on pods that reached the apiserver.
+	podDeletes int
 }
+
+// hang, returned by inject, holds the request until the client cancels it.
+const hang = -1
 
 func newFaultProxy(t testing.TB) *faultProxy {
 	t.Helper()
@@ -38,7 +45,7 @@ func newFaultProxy(t testing.TB) *faultProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &faultProxy{evictions: map[string]map[int]int{}}
+	p := &faultProxy{evictions: map[string]map[int]int{}, closing: make(chan struct{})}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.Transport = transport
 	rp.FlushInterval = -1 // watches stream
@@ -48,7 +55,19 @@ func newFaultProxy(t testing.TB) *faultProxy {
 		inject := p.inject
 		p.mu.Unlock()
 		if inject != nil {
-			if code := inject(r); code != 0 {
+			if code := inject(r); code == hang {
+				// A request the apiserver never answers: held until the client gives up (the server
+				// notices a closed connection only once the body is read) or the proxy closes.
+				_, _ = io.Copy(io.Discard, r.Body)
+				select {
+				case <-r.Context().Done():
+				case <-p.closing:
+				}
+				if isEviction {
+					p.count(pod, hang)
+				}
+				return
+			} else if code != 0 {
 				if isEviction {
 					p.count(pod, code)
 				}
@@ -61,6 +80,11 @@ func newFaultProxy(t testing.TB) *faultProxy {
 				return
 			}
 		}
+		if r.Method == http.MethodDelete && strings.Contains(r.URL.Path, "/pods") {
+			p.mu.Lock()
+			p.podDeletes++
+			p.mu.Unlock()
+		}
 		if !isEviction {
 			rp.ServeHTTP(w, r)
 			return
@@ -69,7 +93,10 @@ func newFaultProxy(t testing.TB) *faultProxy {
 		rp.ServeHTTP(rec, r)
 		p.count(pod, rec.code)
 	}))
-	t.Cleanup(p.srv.Close)
+	t.Cleanup(func() {
+		close(p.closing)
+		p.srv.Close()
+	})
 	return p
 }
 
@@ -104,6 +131,13 @@ func (p *faultProxy) accepted(pod string) int {
 		}
 	}
 	return n
+}
+
+// deletes returns how many pod DELETE requests reached the apiserver.
+func (p *faultProxy) deletes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.podDeletes
 }
 
 // answers returns a copy of the eviction answers of every pod.
