@@ -24,7 +24,7 @@ UNIT_PKGS := ./apis/... ./pkg/... ./cmd/... ./manifests/...
 # The binaries: cmd/NAME builds bin/accord-NAME.
 COMMANDS := $(notdir $(patsubst %/,%,$(dir $(wildcard cmd/*/main.go))))
 
-.PHONY: all build test test-unit test-integration test-hack generate verify vendor run clean bench kubectl
+.PHONY: all build test test-unit test-integration test-hack generate verify vendor run clean bench kubectl fuzz
 .PHONY: static images dockerfiles test-images chart-crds chart-docs
 
 # Images: every cmd/NAME is a product (bin/images/accord-NAME.tar) except the playground; the examples
@@ -61,6 +61,12 @@ test-integration:
 # The repo's own scripts: verify-codegen must catch an API change without regenerated code.
 test-hack:
 	hack/test-verify-codegen.sh
+
+# Native Go fuzzing: each fuzzer for FUZZTIME (default 20s); prints execs/s and corpus size per fuzzer.
+# `make test` runs their seed corpora as unit tests.
+FUZZTIME ?= 20s
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) hack/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(TEST_FLAGS) ./pkg/...
