@@ -55,7 +55,8 @@ test: test-unit test-integration test-hack test-images
 test-unit:
 	$(GO) test $(TEST_FLAGS) $(UNIT_PKGS)
 
-# test/reliability (faults, failover, bursts: ~3 min a run on 2 cores) runs once, in test-reliability.
+# test/reliability (faults, failover, apiserver restart, bursts: ~4 min a run on 2 cores) runs once, in
+# test-reliability.
 INTEGRATION_PKGS = $(shell $(GO) list ./test/... | grep -v '/test/reliability$$')
 test-integration:
 	$(GO) test -count=$(INTEGRATION_COUNT) -timeout 30m $(TEST_FLAGS) $(INTEGRATION_PKGS)
