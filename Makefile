@@ -24,7 +24,7 @@ UNIT_PKGS := ./apis/... ./pkg/... ./cmd/... ./manifests/...
 # The binaries: cmd/NAME builds bin/accord-NAME.
 COMMANDS := $(notdir $(patsubst %/,%,$(dir $(wildcard cmd/*/main.go))))
 
-.PHONY: all build test test-unit test-integration test-hack generate verify vendor run clean bench kubectl
+.PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench kubectl fuzz
 .PHONY: static images dockerfiles test-images chart-crds chart-docs
 
 # Images: every cmd/NAME is a product (bin/images/accord-NAME.tar) except the playground; the examples
@@ -55,12 +55,29 @@ test: test-unit test-integration test-hack test-images
 test-unit:
 	$(GO) test $(TEST_FLAGS) $(UNIT_PKGS)
 
+# test/reliability (faults, failover, apiserver restart, bursts: ~4 min a run on 2 cores) runs once, in
+# test-reliability.
+INTEGRATION_PKGS = $(shell $(GO) list ./test/... | grep -v '/test/reliability$$')
 test-integration:
-	$(GO) test -count=$(INTEGRATION_COUNT) -timeout 30m $(TEST_FLAGS) ./test/...
+	$(GO) test -count=$(INTEGRATION_COUNT) -timeout 30m $(TEST_FLAGS) $(INTEGRATION_PKGS)
+
+# Reliability under faults on the real control plane; prints the measured figures (FIGURE lines).
+RELIABILITY_COUNT ?= 1
+test-reliability:
+	@log=$$(mktemp); \
+	$(GO) test -count=$(RELIABILITY_COUNT) -v -timeout 20m $(TEST_FLAGS) ./test/reliability/ >$$log 2>&1; rc=$$?; \
+	grep -E '^(--- |ok|FAIL|panic)|FIGURE |harness:' $$log; \
+	if [ $$rc -ne 0 ]; then tail -n 200 $$log; fi; rm -f $$log; exit $$rc
 
 # The repo's own scripts: verify-codegen must catch an API change without regenerated code.
 test-hack:
 	hack/test-verify-codegen.sh
+
+# Native Go fuzzing: each fuzzer for FUZZTIME (default 20s); prints execs/s and corpus size per fuzzer.
+# `make test` runs their seed corpora as unit tests.
+FUZZTIME ?= 20s
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) hack/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(TEST_FLAGS) ./pkg/...

@@ -51,9 +51,9 @@ type apiServer struct {
 // k8s.io/kubernetes/cmd/kube-apiserver/app, against the etcd at etcdURL. creds holds its serving
 // certificate, service-account key and admin token. onBuild, if set, runs first in the goroutine that
 // builds (and so starts) the apiserver.
-func startAPIServer(ctx context.Context, etcdURL string, creds *credentials, extraFlags []string, onBuild func()) (*apiServer, error) {
+func startAPIServer(ctx context.Context, addr, etcdURL string, creds *credentials, extraFlags []string, onBuild func()) (*apiServer, error) {
 	logger := klog.FromContext(ctx).WithName("kube-apiserver")
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	listener, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening for the kube-apiserver: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 
@@ -54,8 +55,13 @@ type Cluster struct {
 	dir       string
 	etcd      *embed.Etcd
 	apiserver *apiServer
-	cancel    context.CancelFunc
-	stops     []func()
+	// What a restart of the apiserver (StartAPIServer) needs.
+	ctx     context.Context
+	etcdURL string
+	creds   *credentials
+	opts    Options
+	cancel  context.CancelFunc
+	stops   []func()
 }
 
 // Start brings up a control plane. Call Stop to tear it down; a failed Start cleans up after itself.
@@ -81,7 +87,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("generating apiserver credentials: %w", err)
 	}
-	c.apiserver, err = startAPIServer(ctx, etcdURL, creds, opts.APIServerFlags, opts.OnAPIServerBuild)
+	c.ctx, c.etcdURL, c.creds, c.opts = ctx, etcdURL, creds, opts
+	c.apiserver, err = startAPIServer(ctx, "127.0.0.1:0", etcdURL, creds, opts.APIServerFlags, opts.OnAPIServerBuild)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +120,40 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		c.stops = append(c.stops, c.Nodes.stop)
 	}
 	return c, nil
+}
+
+// StopAPIServer stops the kube-apiserver, leaving etcd, the controllers and the node simulator
+// running (their requests fail until StartAPIServer): an apiserver outage, as a restart of it in a
+// real cluster is. Neither it nor StartAPIServer may run concurrently with Stop.
+func (c *Cluster) StopAPIServer() error {
+	if c.apiserver == nil {
+		return errors.New("the kube-apiserver is not running")
+	}
+	c.apiserver.stop()
+	c.apiserver = nil
+	return nil
+}
+
+// StartAPIServer starts a new kube-apiserver after StopAPIServer, on the same address, etcd and
+// credentials, so every client of the cluster (Config, kubeconfigs written before) reaches it
+// again. It returns once the apiserver is ready.
+func (c *Cluster) StartAPIServer() error {
+	if c.apiserver != nil {
+		return errors.New("the kube-apiserver is running")
+	}
+	if c.Config == nil || c.ctx == nil {
+		return errors.New("control plane is not running")
+	}
+	u, err := url.Parse(c.Config.Host)
+	if err != nil {
+		return err
+	}
+	a, err := startAPIServer(c.ctx, u.Host, c.etcdURL, c.creds, c.opts.APIServerFlags, c.opts.OnAPIServerBuild)
+	if err != nil {
+		return fmt.Errorf("restarting the kube-apiserver on %s: %w", u.Host, err)
+	}
+	c.apiserver = a
+	return nil
 }
 
 // CRConfig returns a copy of Config that speaks JSON, which custom resources require.

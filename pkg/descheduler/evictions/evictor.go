@@ -141,7 +141,9 @@ func (e *ProfileEvictor) evictionMessage(pod *corev1.Pod) string {
 // Evict checks the limits, then evicts the pod through the evict plugin (or, in dry-run mode, logs
 // what it would have done), counts the result and records an Event on an evicted pod. A pod the
 // evict plugin finds already gone (framework.ErrPodGone or a NotFound) frees its limit slot and is
-// neither counted nor reported: the error returned wraps framework.ErrPodGone.
+// neither counted nor reported: the error returned wraps framework.ErrPodGone. So is a pod that is
+// already terminating (DeletionTimestamp set) or whose eviction another evictor of this process has
+// in flight: neither is evicted nor counted.
 func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) (err error) {
 	if e.Observer != nil {
 		defer func() {
@@ -150,6 +152,22 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	}
 	logger := klog.FromContext(ctx)
 	node := pod.Spec.NodeName
+	// A terminating pod is on its way out: evicting it again would be answered 200 by the apiserver
+	// and counted as an eviction that did not happen.
+	if pod.DeletionTimestamp != nil {
+		logger.V(2).Info("Pod already terminating; nothing to evict", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName)
+		return fmt.Errorf("pod %s/%s: %w: terminating", pod.Namespace, pod.Name, framework.ErrPodGone)
+	}
+	// One eviction of a pod at a time in this process; the loser of a race between a cycle and an
+	// event-triggered controller (or two profiles) stands back, and when it comes later it finds the
+	// pod terminating or gone.
+	if pod.UID != "" {
+		if !e.Limiter.Claim(pod.UID) {
+			logger.V(2).Info("Pod's eviction already in flight; not evicting it twice", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName)
+			return fmt.Errorf("pod %s/%s: %w: its eviction is in flight", pod.Namespace, pod.Name, framework.ErrPodGone)
+		}
+		defer e.Limiter.Unclaim(pod.UID)
+	}
 	extra := e.evictionMessage(pod)
 	if err := e.Limiter.Reserve(node, pod.Namespace); err != nil {
 		logger.V(3).Info("Eviction skipped", "pod", klog.KObj(pod), "node", node, "plugin", opts.PluginName, "reason", err)

@@ -3,6 +3,7 @@ package evictions
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,5 +67,74 @@ func TestEvictPodAlreadyGone(t *testing.T) {
 				t.Errorf("observer saw %+v, want one record with ErrPodGone", records)
 			}
 		})
+	}
+}
+
+// countingEvict counts its calls; when block is set, each call reports on entered and waits for
+// release.
+type countingEvict struct {
+	calls   atomic.Int32
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (c *countingEvict) Name() string { return "Counting" }
+func (c *countingEvict) Evict(context.Context, *corev1.Pod, framework.EvictOptions) error {
+	c.calls.Add(1)
+	if c.entered != nil {
+		c.entered <- struct{}{}
+		<-c.release
+	}
+	return nil
+}
+
+func TestEvictTerminatingPodIsNotEvictedNorCounted(t *testing.T) {
+	ep := &countingEvict{}
+	e := &ProfileEvictor{Profile: "p", EvictPlugin: ep, Limiter: NewLimiter(Limits{}), Metrics: metrics.New(), Recorder: events.NewFakeRecorder(10)}
+	now := metav1.Now()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1", DeletionTimestamp: &now}, Spec: corev1.PodSpec{NodeName: "n1"}}
+	err := e.Evict(context.Background(), pod, framework.EvictOptions{PluginName: "Pl", Reason: "test"})
+	if !framework.IsPodGone(err) {
+		t.Fatalf("Evict of a terminating pod = %v, want ErrPodGone", err)
+	}
+	if n := ep.calls.Load(); n != 0 {
+		t.Errorf("evict plugin called %d times for a terminating pod", n)
+	}
+	if n := e.Limiter.Total(); n != 0 {
+		t.Errorf("limiter counts %d, want 0", n)
+	}
+	if v, _ := testutil.GetCounterMetricValue(e.Metrics.PodsEvicted.WithLabelValues(metrics.ResultSuccess, "Pl", "p", "ns", "n1")); v != 0 {
+		t.Errorf("success counted %v for a terminating pod", v)
+	}
+}
+
+// Two evictors of one process (a cycle and an event-triggered controller, or two profiles sharing the
+// limiter) nominate the same pod at once: only one reaches the evict plugin.
+func TestEvictSamePodInFlightOnce(t *testing.T) {
+	ep := &countingEvict{entered: make(chan struct{}), release: make(chan struct{})}
+	limiter := NewLimiter(Limits{})
+	cycle := &ProfileEvictor{Profile: "cycle", EvictPlugin: ep, Limiter: limiter, Metrics: metrics.New()}
+	ctrl := &ProfileEvictor{Profile: "events", EvictPlugin: ep, Limiter: limiter, Metrics: metrics.New()}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1"}, Spec: corev1.PodSpec{NodeName: "n1"}}
+	first := make(chan error, 1)
+	go func() { first <- cycle.Evict(context.Background(), pod, framework.EvictOptions{PluginName: "A"}) }()
+	<-ep.entered // the first eviction is in flight
+	err := ctrl.Evict(context.Background(), pod, framework.EvictOptions{PluginName: "B"})
+	if !framework.IsPodGone(err) {
+		t.Errorf("second eviction while the first is in flight = %v, want ErrPodGone", err)
+	}
+	close(ep.release)
+	if err := <-first; err != nil {
+		t.Fatalf("first eviction: %v", err)
+	}
+	if n := ep.calls.Load(); n != 1 {
+		t.Errorf("evict plugin called %d times, want 1", n)
+	}
+	if n := limiter.Total(); n != 1 {
+		t.Errorf("limiter counts %d evictions, want 1", n)
+	}
+	// The claim ends with the eviction.
+	if !limiter.Claim("u1") {
+		t.Errorf("claim still held after the eviction ended")
 	}
 }

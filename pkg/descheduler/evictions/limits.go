@@ -5,6 +5,7 @@ package evictions
 import (
 	"sync"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/accord-sched/accord/apis/descheduler"
@@ -53,11 +54,14 @@ func LimitsFromPolicy(p *descheduler.DeschedulerPolicy) Limits {
 }
 
 // Limiter counts evictions against Limits. It is shared by every profile and controller of a
-// descheduler and is safe for concurrent use. Reset starts a new cycle.
+// descheduler and is safe for concurrent use. Reset starts a new cycle. It also holds the pods whose
+// eviction is in flight (Claim), so two evictors of one process (a cycle's plugin and an
+// event-triggered controller, or two profiles) never post two Evictions for one pod at once.
 type Limiter struct {
 	limits Limits
 
 	mu          sync.Mutex
+	inFlight    map[types.UID]struct{}
 	total       int
 	perNode     map[string]int
 	perNS       map[string]int
@@ -115,6 +119,29 @@ func (l *Limiter) Reserve(node, namespace string) error {
 	l.perNode[node]++
 	l.perNS[namespace]++
 	return nil
+}
+
+// Claim marks the pod's eviction as in flight; it returns false when another eviction of the same
+// pod is in flight. A successful Claim must be followed by Unclaim when the eviction ends. Claims
+// outlive Reset.
+func (l *Limiter) Claim(uid types.UID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inFlight == nil {
+		l.inFlight = map[types.UID]struct{}{}
+	}
+	if _, busy := l.inFlight[uid]; busy {
+		return false
+	}
+	l.inFlight[uid] = struct{}{}
+	return true
+}
+
+// Unclaim ends the in-flight eviction Claim started.
+func (l *Limiter) Unclaim(uid types.UID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.inFlight, uid)
 }
 
 // Release returns a slot taken by Reserve for an eviction that did not happen.

@@ -63,7 +63,8 @@ func IsTotalLimit(err error) bool { s, ok := limitScope(err); return ok && s == 
 
 // ErrPodGone is returned (wrapped) by Evictor.Evict when the pod no longer exists: the Eviction API
 // answered NotFound, typically because another eviction of the same pod (an event-triggered
-// controller and a periodic cycle) won the race. Nothing was evicted by this call and nothing is
+// controller and a periodic cycle) won the race; or the pod is terminating already, was recreated
+// under the same name (another UID), or another evictor of the process has its eviction in flight. Nothing was evicted by this call and nothing is
 // left to do: it is counted neither as an error nor as a success, uses up no limit slot, and a
 // plugin should ignore it (see IsPodGone).
 var ErrPodGone = errors.New("pod already gone: not evicted")

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -82,6 +83,18 @@ func NewCluster(objs ...runtime.Object) *Cluster {
 		if c.RefuseEviction != nil {
 			if err := c.RefuseEviction(ev); err != nil {
 				return true, nil, err
+			}
+		}
+		// The apiserver's UID precondition: an eviction meant for another pod of the same name is a
+		// Conflict.
+		if d := ev.DeleteOptions; d != nil && d.Preconditions != nil && d.Preconditions.UID != nil {
+			obj, err := c.Client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), ev.Namespace, ev.Name)
+			if err != nil {
+				return true, nil, err
+			}
+			if uid := obj.(*corev1.Pod).UID; uid != *d.Preconditions.UID {
+				return true, nil, apierrors.NewConflict(corev1.Resource("pods"), ev.Name,
+					fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s)", *d.Preconditions.UID, uid))
 			}
 		}
 		c.mu.Lock()
