@@ -17,9 +17,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/accord-sched/accord/pkg/descheduler/app"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 	"github.com/accord-sched/accord/test/harness"
 )
@@ -125,7 +125,7 @@ func (c *cluster) writePolicy(body string) string {
 // informers started and synced: its profiles' evictors are the ones a cycle and the controllers use.
 func buildDescheduler(t testing.TB, policyFile string, cfg *rest.Config) *fwruntime.Descheduler {
 	t.Helper()
-	p, reg, err := app.LoadPolicy(policyFile, "")
+	p, reg, err := runner.LoadPolicy(policyFile, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func buildDescheduler(t testing.TB, policyFile string, cfg *rest.Config) *fwrunt
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	accordFactory := accordinformers.NewSharedInformerFactory(env.Accord, 0)
-	d, err := fwruntime.New(p, fwruntime.Options{Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
+	d, err := fwruntime.New(t.Context(), p, fwruntime.Options{Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
 		Registry: reg, Metrics: metrics.New()})
 	if err != nil {
 		t.Fatal(err)

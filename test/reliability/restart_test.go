@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
-	"github.com/accord-sched/accord/pkg/descheduler/app"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/pkg/scheduler/server"
 	"github.com/accord-sched/accord/test/harness"
 )
@@ -80,7 +80,7 @@ profiles:
 	ready := make(chan struct{})
 	go func() { schedDone <- server.RunInProcess(runCtx, kubeconfig, schedulerConfig) }()
 	go func() {
-		deschedDone <- app.Run(runCtx, app.Config{RestConfig: e.Config, PolicyConfigFile: policy, DeschedulingInterval: time.Second,
+		deschedDone <- runner.Run(runCtx, runner.Config{RestConfig: e.Config, PolicyConfigFile: policy, DeschedulingInterval: time.Second,
 			EventDriven: true, OnReady: func() { close(ready) }})
 	}()
 	t.Cleanup(func() {

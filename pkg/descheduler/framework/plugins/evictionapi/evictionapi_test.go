@@ -45,8 +45,8 @@ func TestEvictionRaceLoserGetsPodGone(t *testing.T) {
 
 // The Eviction names the pod by UID, so an eviction decided on one pod never lands on its successor.
 func TestEvictionCarriesUIDPrecondition(t *testing.T) {
-	pod := frameworktest.Pod("ns", "p", "n1", 100)
-	env := plugintest.New(t, plugintest.Options{}, frameworktest.Node("n1", nil, 4, 8), pod)
+	pod := fake.Pod("ns", "p", "n1", 100)
+	env := plugintest.New(t, plugintest.Options{}, fake.Node("n1", nil, 4, 8), pod)
 	var got *policyv1.Eviction
 	env.RefuseEviction = func(ev *policyv1.Eviction) error { got = ev.DeepCopy(); return nil }
 	env.Start(t)
@@ -78,10 +78,10 @@ func TestRecreatedOrTerminatingPodIsNotEvicted(t *testing.T) {
 		{"already terminating", func(p *corev1.Pod) { p.DeletionTimestamp = &now }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			seen := frameworktest.Pod("ns", "p", "n1", 100) // the descheduler's (stale) copy
+			seen := fake.Pod("ns", "p", "n1", 100) // the descheduler's (stale) copy
 			inCluster := seen.DeepCopy()
 			tc.cluster(inCluster)
-			env := plugintest.New(t, plugintest.Options{}, frameworktest.Node("n1", nil, 4, 8), inCluster)
+			env := plugintest.New(t, plugintest.Options{}, fake.Node("n1", nil, 4, 8), inCluster)
 			env.Evictor.Metrics = metrics.New()
 			env.Start(t)
 			err := env.Evictor.Evict(context.Background(), seen, framework.EvictOptions{PluginName: "Pl", Reason: "test"})
@@ -106,8 +106,8 @@ func TestRecreatedOrTerminatingPodIsNotEvicted(t *testing.T) {
 // The pod is replaced between the read-back and the eviction: the apiserver's UID precondition
 // answers 409, which is a gone pod, not a failure.
 func TestUIDPreconditionConflictIsPodGone(t *testing.T) {
-	pod := frameworktest.Pod("ns", "p", "n1", 100)
-	env := plugintest.New(t, plugintest.Options{}, frameworktest.Node("n1", nil, 4, 8), pod)
+	pod := fake.Pod("ns", "p", "n1", 100)
+	env := plugintest.New(t, plugintest.Options{}, fake.Node("n1", nil, 4, 8), pod)
 	env.Evictor.Metrics = metrics.New()
 	env.RefuseEviction = func(ev *policyv1.Eviction) error {
 		return apierrors.NewConflict(corev1.Resource("pods"), ev.Name, errors.New("the UID in the precondition does not match"))
