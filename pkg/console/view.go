@@ -100,7 +100,7 @@ func (s *state) buildView(now time.Time) View {
 		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], pv)
 	}
 	for _, n := range nodes {
-		nv := NodeView{Name: n.Name, Ready: nodeReady(n), Unschedulable: n.Spec.Unschedulable, Pods: byNode[n.Name]}
+		nv := NodeView{Name: n.Name, Ready: constraints.NodeReady(n), Unschedulable: n.Spec.Unschedulable, Pods: byNode[n.Name]}
 		if nv.Pods == nil {
 			nv.Pods = []PodView{}
 		}
@@ -120,15 +120,6 @@ func (s *state) buildView(now time.Time) View {
 	}
 	v.Evictions = s.evictions(pods)
 	return v
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func taintString(t corev1.Taint) string {

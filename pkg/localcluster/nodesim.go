@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/pkg/constraints"
 )
 
 // SimulatedNodeLabel marks the nodes the NodeSimulator plays the kubelet for.
@@ -154,7 +156,7 @@ func (s *NodeSimulator) syncNode(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if nodeReady(node) {
+	if constraints.NodeReady(node) {
 		return nil
 	}
 	node = node.DeepCopy()
@@ -263,7 +265,7 @@ func (s *NodeSimulator) WaitForNodesReady(ctx context.Context, names ...string) 
 		ready := true
 		for _, n := range names {
 			node, err := s.client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
-			if err != nil || !nodeReady(node) {
+			if err != nil || !constraints.NodeReady(node) {
 				ready = false
 				break
 			}
@@ -282,15 +284,6 @@ func (s *NodeSimulator) WaitForNodesReady(ctx context.Context, names ...string) 
 // SimulatedNodes lists the nodes the simulator manages, from its cache.
 func (s *NodeSimulator) SimulatedNodes() ([]*corev1.Node, error) {
 	return s.nodes.List(labels.SelectorFromSet(labels.Set{SimulatedNodeLabel: "true"}))
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func setReady(n *corev1.Node, now time.Time) {

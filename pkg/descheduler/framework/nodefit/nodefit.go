@@ -197,7 +197,7 @@ func fits(pod *corev1.Pod, node *corev1.Node, requested []corev1.ResourceName, h
 
 func nodeFits(pod *corev1.Pod, node *corev1.Node, requested []corev1.ResourceName, csrs accordlisters.ClusterScopedResourceLister,
 	policy config.MissingCRPolicy, affinity nodeaffinity.RequiredNodeAffinity, usage func(*corev1.Node) (*schedframework.NodeInfo, error)) (bool, string) {
-	if !nodeReady(node) {
+	if !constraints.NodeReady(node) {
 		return false, "node is not Ready"
 	}
 	taints := node.Spec.Taints
@@ -253,13 +253,4 @@ func crViolation(csrs accordlisters.ClusterScopedResourceLister, policy config.M
 	default:
 		return fmt.Sprintf("ClusterScopedResource does not enable %s", v.Missing), true
 	}
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

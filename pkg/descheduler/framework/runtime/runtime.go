@@ -30,6 +30,7 @@ import (
 
 	"github.com/accord-sched/accord/apis/config"
 	"github.com/accord-sched/accord/apis/descheduler"
+	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
@@ -409,7 +410,7 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 	}
 	ready := make([]*corev1.Node, 0, len(all))
 	for _, n := range all {
-		if isReady(n) {
+		if constraints.NodeReady(n) {
 			ready = append(ready, n)
 		}
 	}
@@ -521,13 +522,4 @@ func selectNodes(nodes []*corev1.Node, sel labels.Selector) []*corev1.Node {
 		}
 	}
 	return out
-}
-
-func isReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
