@@ -56,36 +56,45 @@ function loadControl(node) {
   return el("div", { class: "loadctl", "data-node": node.name }, "baseline load cpu", cpu, "% mem", mem, "%", set);
 }
 
-// cards keeps each node's card with the JSON it was drawn from: an unchanged node keeps its element.
+// cards keeps one element per node for the page's life. A node that changed has its card's contents
+// redrawn in place; the load control is never detached, so what the user typed, the focus and the
+// element a click is aimed at all survive the updates the stream brings every few seconds.
 const cards = new Map();
 
 function renderNodes(nodes) {
   const grid = document.getElementById("nodes");
-  const seen = new Set();
-  grid.replaceChildren(...nodes.map((n) => {
-    seen.add(n.name);
+  const seen = new Set(nodes.map((n) => n.name));
+  for (const [name, c] of cards) if (!seen.has(name)) { c.card.remove(); cards.delete(name); }
+  nodes.forEach((n, i) => {
+    let c = cards.get(n.name);
+    if (!c) {
+      c = { key: "", card: el("div", { "data-node": n.name }), control: null };
+      cards.set(n.name, c);
+    }
+    if (playground && !c.control) c.card.append(c.control = loadControl(n));
+    if (!playground && c.control) { c.control.remove(); c.control = null; }
     const key = JSON.stringify(n) + playground;
-    const old = cards.get(n.name);
-    if (old && old.key === key) return old.card;
-    const card = nodeCard(n);
-    // The load control survives a redraw, with what the user typed and the focus.
-    if (playground) card.append((old && old.card.querySelector(".loadctl")) || loadControl(n));
-    cards.set(n.name, { key, card });
-    return card;
-  }));
-  for (const name of [...cards.keys()]) if (!seen.has(name)) cards.delete(name);
+    if (c.key !== key) {
+      c.key = key;
+      c.card.className = "node" + (n.ready ? "" : " notready");
+      while (c.card.firstChild && c.card.firstChild !== c.control) c.card.firstChild.remove();
+      c.card.insertBefore(cardContents(n), c.control);
+    }
+    if (grid.children[i] !== c.card) grid.insertBefore(c.card, grid.children[i] || null);
+  });
 }
 
-function nodeCard(n) {
-  const card = el("div", { class: "node" + (n.ready ? "" : " notready"), "data-node": n.name },
-    el("h3", {}, el("span", { text: n.name }), el("span", { class: "podcount", text: n.pods.length + " pods" + (n.ready ? "" : " · NotReady") + (n.unschedulable ? " · cordoned" : "") })));
+// cardContents is everything on a node's card but the load control.
+function cardContents(n) {
+  const parts = document.createDocumentFragment();
+  parts.append(el("h3", {}, el("span", { text: n.name }), el("span", { class: "podcount", text: n.pods.length + " pods" + (n.ready ? "" : " · NotReady") + (n.unschedulable ? " · cordoned" : "") })));
   const res = el("div", { class: "resources" });
   if (!n.hasCR) res.append(el("span", { class: "stale", text: "no ClusterScopedResource" }));
   for (const r of n.resources || []) res.append(resourceChip(n, r));
-  card.append(res, loadBars(n.load));
-  for (const t of n.taints || []) card.append(el("div", { class: "taint", text: "taint " + t }));
-  card.append(el("ul", { class: "pods" }, ...n.pods.map((p) => el("li", { class: p.terminating ? "terminating" : "", "data-pod": p.namespace + "/" + p.name, text: p.namespace + "/" + p.name + (p.phase === "Running" ? "" : " (" + (p.phase || "Pending") + ")") }))));
-  return card;
+  parts.append(res, loadBars(n.load));
+  for (const t of n.taints || []) parts.append(el("div", { class: "taint", text: "taint " + t }));
+  parts.append(el("ul", { class: "pods" }, ...n.pods.map((p) => el("li", { class: p.terminating ? "terminating" : "", "data-pod": p.namespace + "/" + p.name, text: p.namespace + "/" + p.name + (p.phase === "Running" ? "" : " (" + (p.phase || "Pending") + ")") }))));
+  return parts;
 }
 
 function rows(tableId, items, cells, emptyText) {

@@ -104,6 +104,11 @@ func TestConsoleInChromium(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.loadctl[data-node="node-6"] button.setload`)))
 	b.do("node-6's CPU bar goes over the threshold", 60*time.Second,
 		chromedp.WaitReady(chromedp.CSS(`.node[data-node="node-6"] .loadrow[data-resource="cpu"] .bar.over`)))
+	// node-6's card was redrawn with its new load; the control kept what the user typed.
+	typed := b.value(`.loadctl[data-node="node-6"] input.cpu`)
+	if typed != "95" {
+		t.Errorf("node-6's cpu input holds %q after its card was redrawn, want the 95 the user typed", typed)
+	}
 
 	// Take example.com/memory from node-2 too: no node offers it any more, so the descheduler must
 	// not evict the memory-hungry pods (their replacements could not run anywhere). Explain, which
@@ -177,10 +182,11 @@ func (b *browser) do(what string, timeout time.Duration, actions ...chromedp.Act
 	defer cancel()
 	start := time.Now()
 	err := chromedp.Do(ctx, actions...)
-	// The page redraws a node's card when its data changes; an element found just before a redraw
-	// is gone when the action reaches it ("No node with given id found", before anything was
-	// dispatched to it). Query it again.
-	for retries := 0; err != nil && strings.Contains(err.Error(), "No node with given id found") && retries < 10; retries++ {
+	// The page redraws a node's card contents when its data changes; an element found just before
+	// a redraw is gone when the action reaches it, and Chromium says so before anything was
+	// dispatched to it. Every action here is idempotent (a chip posts the state it was drawn
+	// with), so query it again.
+	for retries := 0; err != nil && staleElement(err) && retries < 10; retries++ {
 		b.t.Logf("%s: the element was redrawn under the action (%v); again", what, err)
 		err = chromedp.Do(ctx, actions...)
 	}
@@ -189,6 +195,13 @@ func (b *browser) do(what string, timeout time.Duration, actions ...chromedp.Act
 		b.t.Fatalf("%s: %v (after %v)", what, err, time.Since(start).Round(time.Millisecond))
 	}
 	b.t.Logf("%s: after %v", what, time.Since(start).Round(time.Millisecond))
+}
+
+// staleElement reports Chromium's two answers for an element that left the DOM between the query
+// and the action.
+func staleElement(err error) bool {
+	return strings.Contains(err.Error(), "No node with given id found") ||
+		strings.Contains(err.Error(), "Could not find node with given id")
 }
 
 // waitText waits until the text of the first element sel matches contains, and returns it.
@@ -220,6 +233,16 @@ func (b *browser) text(sel string) string {
 		b.t.Errorf("reading %s: %v", sel, err)
 	}
 	return text
+}
+
+func (b *browser) value(sel string) string {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	value, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Errorf("reading the value of %s: %v", sel, err)
+	}
+	return value
 }
 
 func (b *browser) screenshot(path string) {
