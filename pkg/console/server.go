@@ -56,8 +56,14 @@ func (h *handler) mux() http.Handler {
 	m.HandleFunc("GET /api/stream", h.stream)
 	m.HandleFunc("GET /api/explain", h.explainJSON)
 	if h.controls != nil {
-		m.HandleFunc("POST /api/playground/resource", h.setResource)
-		m.HandleFunc("POST /api/playground/load", h.setLoad)
+		m.HandleFunc("POST /api/playground/resource", control(h, "resource", "Playground: set a node's resource",
+			func(ctx context.Context, r resourceRequest) error {
+				return h.controls.SetResource(ctx, r.Node, r.Resource, r.Enabled)
+			}))
+		m.HandleFunc("POST /api/playground/load", control(h, "load", "Playground: set a node's simulated load",
+			func(ctx context.Context, r loadRequest) error {
+				return h.controls.SetLoad(ctx, r.Node, r.CPU, r.Memory)
+			}))
 	}
 	return m
 }
@@ -146,10 +152,30 @@ func (h *handler) explainJSON(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, rows)
 }
 
+// A control's request body says what in it is wrong, and what of it a log line names.
+type controlRequest interface {
+	validate() error
+	logValues() []any
+}
+
 type resourceRequest struct {
 	Node     string `json:"node"`
 	Resource string `json:"resource"`
 	Enabled  bool   `json:"enabled"`
+}
+
+func (r resourceRequest) validate() error {
+	switch {
+	case r.Node == "":
+		return errors.New("node: required")
+	case r.Resource == "":
+		return errors.New("resource: required")
+	}
+	return nil
+}
+
+func (r resourceRequest) logValues() []any {
+	return []any{"node", r.Node, "resource", r.Resource, "enabled", r.Enabled}
 }
 
 type loadRequest struct {
@@ -158,51 +184,42 @@ type loadRequest struct {
 	Memory int64  `json:"memory"`
 }
 
-func (h *handler) setResource(w http.ResponseWriter, r *http.Request) {
-	var req resourceRequest
-	if !decode(w, r, &req) {
-		return
-	}
+func (r loadRequest) validate() error {
 	switch {
-	case req.Node == "":
-		http.Error(w, "node: required", http.StatusBadRequest)
-		return
-	case req.Resource == "":
-		http.Error(w, "resource: required", http.StatusBadRequest)
-		return
+	case r.Node == "":
+		return errors.New("node: required")
+	case r.CPU < 0 || r.CPU > 100:
+		return errors.New("cpu: want a percentage in 0-100")
+	case r.Memory < 0 || r.Memory > 100:
+		return errors.New("memory: want a percentage in 0-100")
 	}
-	if err := h.controls.SetResource(r.Context(), req.Node, req.Resource, req.Enabled); err != nil {
-		h.logger.Error(err, "Playground control failed", "control", "resource", "node", req.Node, "resource", req.Resource)
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	h.logger.Info("Playground: set a node's resource", "node", req.Node, "resource", req.Resource, "enabled", req.Enabled)
-	writeJSON(w, req)
+	return nil
 }
 
-func (h *handler) setLoad(w http.ResponseWriter, r *http.Request) {
-	var req loadRequest
-	if !decode(w, r, &req) {
-		return
+func (r loadRequest) logValues() []any {
+	return []any{"node", r.Node, "cpuPercent", r.CPU, "memoryPercent", r.Memory}
+}
+
+// control serves one playground control: it decodes and validates the body (400 naming the
+// field), applies it (502 when the API refuses), logs what was done and answers with the request.
+func control[R controlRequest](h *handler, name, done string, apply func(context.Context, R) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req R
+		if !decode(w, r, &req) {
+			return
+		}
+		if err := req.validate(); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := apply(r.Context(), req); err != nil {
+			h.logger.Error(err, "Playground control failed", append([]any{"control", name}, req.logValues()...)...)
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		h.logger.Info(done, req.logValues()...)
+		writeJSON(w, req)
 	}
-	switch {
-	case req.Node == "":
-		http.Error(w, "node: required", http.StatusBadRequest)
-		return
-	case req.CPU < 0 || req.CPU > 100:
-		http.Error(w, "cpu: want a percentage in 0-100", http.StatusBadRequest)
-		return
-	case req.Memory < 0 || req.Memory > 100:
-		http.Error(w, "memory: want a percentage in 0-100", http.StatusBadRequest)
-		return
-	}
-	if err := h.controls.SetLoad(r.Context(), req.Node, req.CPU, req.Memory); err != nil {
-		h.logger.Error(err, "Playground control failed", "control", "load", "node", req.Node)
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	h.logger.Info("Playground: set a node's simulated load", "node", req.Node, "cpuPercent", req.CPU, "memoryPercent", req.Memory)
-	writeJSON(w, req)
 }
 
 // decode reads a JSON body. Only application/json is accepted, so a cross-site form cannot post.
