@@ -167,7 +167,7 @@ func (r *replica) tail(n int) string {
 }
 
 var (
-	leadingRE = regexp.MustCompile(`Leading; starting the descheduler`)
+	leadingRE = regexp.MustCompile(`Leading; starting" component="accord-descheduler"`)
 	cycleRE   = regexp.MustCompile(`Descheduling cycle done`)
 	evictedRE = regexp.MustCompile(`"Evicted pod" .*?\bpod="([^"]+)"`)
 )

@@ -17,8 +17,6 @@ import (
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/apiserver/pkg/server/mux"
 	apiserveroptions "k8s.io/apiserver/pkg/server/options"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -34,6 +32,7 @@ import (
 	"k8s.io/component-base/version/verflag"
 	"k8s.io/klog/v2"
 
+	"github.com/accord-sched/accord/pkg/component"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
@@ -258,7 +257,7 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 	if !o.LeaderElection.LeaderElect {
 		return runner.Run(ctx, cfg)
 	}
-	return o.runWithLeaderElection(ctx, restCfg, leHealth, func(ctx context.Context) error { return runner.Run(ctx, cfg) })
+	return component.RunLeading(ctx, restCfg, o.LeaderElection, "accord-descheduler", leHealth, func(ctx context.Context) error { return runner.Run(ctx, cfg) })
 }
 
 func (o *Options) serve(ctx context.Context, m *metrics.Metrics, ready *readiness, le *leaderelection.HealthzAdaptor) (<-chan struct{}, error) {
@@ -286,46 +285,4 @@ func (o *Options) serve(ctx context.Context, m *metrics.Metrics, ready *readines
 		return nil, err
 	}
 	return stopped, nil
-}
-
-func (o *Options) runWithLeaderElection(ctx context.Context, restCfg *rest.Config, health *leaderelection.HealthzAdaptor, run func(context.Context) error) error {
-	le := o.LeaderElection
-	client, err := kubernetes.NewForConfig(rest.AddUserAgent(restCfg, "accord-descheduler-leader-election"))
-	if err != nil {
-		return err
-	}
-	id, err := os.Hostname()
-	if err != nil {
-		return err
-	}
-	id = id + "_" + metav1.Now().Format("150405.000000")
-	lock, err := resourcelock.New(le.ResourceLock, le.ResourceNamespace, le.ResourceName,
-		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
-	if err != nil {
-		return err
-	}
-	var runErr error
-	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:            lock,
-		LeaseDuration:   le.LeaseDuration.Duration,
-		RenewDeadline:   le.RenewDeadline.Duration,
-		RetryPeriod:     le.RetryPeriod.Duration,
-		WatchDog:        health,
-		Name:            le.ResourceName,
-		ReleaseOnCancel: true,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
-				klog.FromContext(ctx).Info("Leading; starting the descheduler", "identity", id)
-				runErr = run(ctx)
-			},
-			OnStoppedLeading: func() {
-				klog.FromContext(ctx).Info("Leadership lost or released", "identity", id)
-			},
-		},
-	})
-	if err != nil {
-		return err
-	}
-	elector.Run(ctx)
-	return runErr
 }

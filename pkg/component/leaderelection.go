@@ -1,0 +1,64 @@
+// Package component holds the plumbing accord-descheduler and accord-metrics-reporter share as
+// Kubernetes components (accord-scheduler gets the same from kube-scheduler's own command).
+package component
+
+import (
+	"context"
+	"os"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	componentbaseconfig "k8s.io/component-base/config"
+	"k8s.io/klog/v2"
+)
+
+// RunLeading runs run while this replica holds the lock cfg names, and returns when ctx ends or
+// leadership is lost; its error is run's. The lock is released when ctx is cancelled, so a clean
+// shutdown hands over at once, and health reports a replica whose renewals stopped. component names
+// the binary in the client's user agent and in the log lines.
+func RunLeading(ctx context.Context, restCfg *rest.Config, cfg componentbaseconfig.LeaderElectionConfiguration,
+	component string, health *leaderelection.HealthzAdaptor, run func(context.Context) error) error {
+	client, err := kubernetes.NewForConfig(rest.AddUserAgent(restCfg, component+"-leader-election"))
+	if err != nil {
+		return err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	// The time of day tells two replicas on one host (or one pod restarted) apart.
+	id := host + "_" + metav1.Now().Format("150405.000000")
+	lock, err := resourcelock.New(cfg.ResourceLock, cfg.ResourceNamespace, cfg.ResourceName,
+		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+	if err != nil {
+		return err
+	}
+	var runErr error
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   cfg.LeaseDuration.Duration,
+		RenewDeadline:   cfg.RenewDeadline.Duration,
+		RetryPeriod:     cfg.RetryPeriod.Duration,
+		WatchDog:        health,
+		Name:            cfg.ResourceName,
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				klog.FromContext(ctx).Info("Leading; starting", "component", component, "identity", id)
+				runErr = run(ctx)
+			},
+			OnStoppedLeading: func() {
+				klog.FromContext(ctx).Info("Leadership lost or released", "component", component, "identity", id)
+			},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	// The elector logs that it waits for the lease, and each attempt.
+	elector.Run(ctx)
+	return runErr
+}
