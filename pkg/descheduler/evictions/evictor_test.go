@@ -138,3 +138,35 @@ func TestEvictSamePodInFlightOnce(t *testing.T) {
 		t.Errorf("claim still held after the eviction ended")
 	}
 }
+
+// While the caches have not re-synced (Fresh names them), no eviction reaches the evict plugin and
+// nothing is counted or reserved; once they have, the same pod is evicted.
+func TestEvictHeldWhileCachesStale(t *testing.T) {
+	ep := &countingEvict{}
+	stale := []string{"pods (watch down for 1s: stream broke)"}
+	e := &ProfileEvictor{Profile: "p", EvictPlugin: ep, Limiter: NewLimiter(Limits{}), Metrics: metrics.New(),
+		Fresh: func() []string { return stale }}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1"}, Spec: corev1.PodSpec{NodeName: "n1"}}
+	err := e.Evict(context.Background(), pod, framework.EvictOptions{PluginName: "Pl", Reason: "test"})
+	if !framework.IsCachesNotSynced(err) || framework.IsPodGone(err) {
+		t.Fatalf("Evict with stale caches = %v, want ErrCachesNotSynced", err)
+	}
+	if n := ep.calls.Load(); n != 0 {
+		t.Errorf("evict plugin called %d times with stale caches", n)
+	}
+	if n := e.Limiter.Total(); n != 0 {
+		t.Errorf("limiter counts %d, want 0", n)
+	}
+	for _, r := range []string{metrics.ResultSuccess, metrics.ResultError} {
+		if v, _ := testutil.GetCounterMetricValue(e.Metrics.PodsEvicted.WithLabelValues(r, "Pl", "p", "ns", "n1")); v != 0 {
+			t.Errorf("%s counted %v with stale caches", r, v)
+		}
+	}
+	stale = nil
+	if err := e.Evict(context.Background(), pod, framework.EvictOptions{PluginName: "Pl", Reason: "test"}); err != nil {
+		t.Fatalf("Evict once fresh = %v", err)
+	}
+	if n := ep.calls.Load(); n != 1 {
+		t.Errorf("evict plugin called %d times once fresh, want 1", n)
+	}
+}
