@@ -39,7 +39,9 @@ import (
 // is attempted in that window (its eviction observer sees none), and cycles resume afterwards.
 func TestAPIServerRestart(t *testing.T) {
 	ctx := context.Background()
-	e, err := harness.Start(ctx, harness.Options{})
+	// The apiserver's shutdown waits for its open requests (the watches) as long as its request
+	// timeout: 5 s here instead of the default minute.
+	e, err := harness.Start(ctx, harness.Options{APIServerFlags: []string{"--request-timeout=5s"}})
 	if err != nil {
 		t.Fatal(err)
 	}
