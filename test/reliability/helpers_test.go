@@ -128,7 +128,13 @@ func (c *cluster) writePolicy(body string) string {
 // opts adjust the runtime's options (a tracer, an observer) before it is built.
 func buildDescheduler(t testing.TB, policyFile string, cfg *rest.Config, opts ...func(*fwruntime.Options)) *fwruntime.Descheduler {
 	t.Helper()
-	p, reg, err := runner.LoadPolicy(policyFile, "")
+	return buildDeschedulerWithPlugins(t, policyFile, cfg, nil, opts...)
+}
+
+// buildDeschedulerWithPlugins is buildDescheduler with out-of-tree plugins the policy may enable.
+func buildDeschedulerWithPlugins(t testing.TB, policyFile string, cfg *rest.Config, plugins []runner.Option, opts ...func(*fwruntime.Options)) *fwruntime.Descheduler {
+	t.Helper()
+	p, reg, err := runner.LoadPolicy(policyFile, "", plugins...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 )
@@ -30,6 +31,10 @@ type faultProxy struct {
 	closing   chan struct{}
 	// podDeletes counts DELETE requests on pods that reached the apiserver.
 	podDeletes int
+	// inFlight counts the evictions forwarded to the apiserver and not answered yet; lastEviction is
+	// when the last eviction request arrived.
+	inFlight     int
+	lastEviction time.Time
 }
 
 // hang, returned by inject, holds the request until the client cancels it.
@@ -53,6 +58,9 @@ func newFaultProxy(t testing.TB) *faultProxy {
 		pod, isEviction := evictionTarget(r)
 		p.mu.Lock()
 		inject := p.inject
+		if isEviction {
+			p.lastEviction = time.Now()
+		}
 		p.mu.Unlock()
 		if inject != nil {
 			if code := inject(r); code == hang {
@@ -89,9 +97,15 @@ func newFaultProxy(t testing.TB) *faultProxy {
 			rp.ServeHTTP(w, r)
 			return
 		}
+		p.mu.Lock()
+		p.inFlight++
+		p.mu.Unlock()
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		rp.ServeHTTP(rec, r)
 		p.count(pod, rec.code)
+		p.mu.Lock()
+		p.inFlight--
+		p.mu.Unlock()
 	}))
 	t.Cleanup(func() {
 		close(p.closing)
@@ -131,6 +145,13 @@ func (p *faultProxy) accepted(pod string) int {
 		}
 	}
 	return n
+}
+
+// quiet reports whether no eviction is being forwarded and none arrived for the last d.
+func (p *faultProxy) quiet(d time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inFlight == 0 && time.Since(p.lastEviction) >= d
 }
 
 // deletes returns how many pod DELETE requests reached the apiserver.
