@@ -1,11 +1,14 @@
 package reliability
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +38,9 @@ type faultProxy struct {
 	// when the last eviction request arrived.
 	inFlight     int
 	lastEviction time.Time
+	// watches cancels the watch requests being forwarded, by a sequence number.
+	watches   map[int]context.CancelFunc
+	nextWatch int
 }
 
 // hang, returned by inject, holds the request until the client cancels it.
@@ -50,7 +56,7 @@ func newFaultProxy(t testing.TB) *faultProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &faultProxy{evictions: map[string]map[int]int{}, closing: make(chan struct{})}
+	p := &faultProxy{evictions: map[string]map[int]int{}, closing: make(chan struct{}), watches: map[int]context.CancelFunc{}}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.Transport = transport
 	rp.FlushInterval = -1 // watches stream
@@ -94,6 +100,21 @@ func newFaultProxy(t testing.TB) *faultProxy {
 			p.mu.Unlock()
 		}
 		if !isEviction {
+			if r.Method == http.MethodGet && r.URL.Query().Get("watch") == "true" {
+				ctx, cancel := context.WithCancel(r.Context())
+				p.mu.Lock()
+				id := p.nextWatch
+				p.nextWatch++
+				p.watches[id] = cancel
+				p.mu.Unlock()
+				defer func() {
+					p.mu.Lock()
+					delete(p.watches, id)
+					p.mu.Unlock()
+					cancel()
+				}()
+				r = r.WithContext(ctx)
+			}
 			rp.ServeHTTP(w, r)
 			return
 		}
@@ -145,6 +166,29 @@ func (p *faultProxy) accepted(pod string) int {
 		}
 	}
 	return n
+}
+
+// breakWatches cuts every watch stream being forwarded (the clients see their watches end) and
+// returns how many.
+func (p *faultProxy) breakWatches() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, cancel := range p.watches {
+		cancel()
+	}
+	return len(p.watches)
+}
+
+// kubeconfig writes a kubeconfig that reaches the apiserver through the proxy, for a binary.
+func (p *faultProxy) kubeconfig(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	doc := "apiVersion: v1\nkind: Config\nclusters:\n- name: proxy\n  cluster:\n    server: " + p.srv.URL +
+		"\ncontexts:\n- name: proxy\n  context:\n    cluster: proxy\n    user: proxy\ncurrent-context: proxy\nusers:\n- name: proxy\n  user: {}\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // quiet reports whether no eviction is being forwarded and none arrived for the last d.
