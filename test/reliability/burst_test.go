@@ -56,8 +56,9 @@ func heapPeak(t testing.TB) (stop func() uint64) {
 }
 
 // windowMarker is a plugin of the burst test's profile that does nothing but mark the start of each
-// cycle (CycleHook.BeginCycle runs right after the cycle reset the limits): it re-opens the fault
-// proxy to evictions, which the test closes at the end of each window to count it from outside.
+// cycle (CycleHook.BeginCycle runs right after the cycle reset the limits): once no eviction has
+// reached the proxy for 100 ms it re-opens the proxy to evictions, which the test closes at the end of
+// each window to count it from outside.
 type windowMarker struct{ begin func() }
 
 func (w *windowMarker) Name() string { return "WindowMarker" }
@@ -128,7 +129,12 @@ func TestBurstOfViolatorsWithinCaps(t *testing.T) {
 		return 0
 	}
 	marker := runner.WithPlugin("WindowMarker", func(context.Context, k8sruntime.Object, framework.Handle) (framework.Plugin, error) {
-		return &windowMarker{begin: func() { proxy.setInject(nil) }}, nil
+		return &windowMarker{begin: func() {
+			// An eviction sent before the reset that has not reached the proxy yet would be counted in
+			// the new window: let such stragglers arrive (and be refused) first.
+			_ = harness.WaitFor(ctx, 5*time.Second, func(context.Context) (bool, error) { return proxy.quiet(100 * time.Millisecond), nil })
+			proxy.setInject(nil)
+		}}, nil
 	})
 	d := buildDeschedulerWithPlugins(t, c.writePolicy(fmt.Sprintf(`maxNoOfPodsToEvictPerNode: %d
 maxNoOfPodsToEvictPerNamespace: %d

@@ -179,7 +179,8 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		defer e.Limiter.Unclaim(pod.UID)
 	}
 	extra := e.evictionMessage(pod)
-	if err := e.Limiter.Reserve(node, pod.Namespace); err != nil {
+	slot, err := e.Limiter.Reserve(node, pod.Namespace)
+	if err != nil {
 		logger.V(3).Info("Eviction skipped", "pod", klog.KObj(pod), "node", node, "plugin", opts.PluginName, "reason", err)
 		return err
 	}
@@ -198,7 +199,7 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	}
 	start := time.Now()
 	if err := e.EvictPlugin.Evict(ctx, pod, opts); err != nil {
-		e.Limiter.Release(node, pod.Namespace)
+		e.Limiter.Release(slot)
 		if framework.IsPodGone(err) || apierrors.IsNotFound(err) {
 			// Another eviction (an event-triggered controller, a cycle) got there first: not evicted
 			// by us, and nothing left to do.

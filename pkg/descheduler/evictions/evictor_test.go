@@ -52,7 +52,7 @@ func TestEvictPodAlreadyGone(t *testing.T) {
 				t.Errorf("limiter counts %d evictions, want the slot released", n)
 			}
 			// The node's only slot is free again.
-			if err := e.Limiter.Reserve("n1", "ns"); err != nil {
+			if _, err := e.Limiter.Reserve("n1", "ns"); err != nil {
 				t.Errorf("Reserve after a gone pod: %v", err)
 			}
 			for _, result := range []string{metrics.ResultError, metrics.ResultSuccess} {
@@ -168,5 +168,36 @@ func TestEvictHeldWhileCachesStale(t *testing.T) {
 	}
 	if n := ep.calls.Load(); n != 1 {
 		t.Errorf("evict plugin called %d times once fresh, want 1", n)
+	}
+}
+
+// A slot reserved before a Reset and released after it (an eviction sent in one cycle's window and
+// refused in the next) does not give the new window an extra slot.
+func TestReleaseAfterResetKeepsTheNewWindowsLimits(t *testing.T) {
+	one, two := 1, 2
+	l := NewLimiter(Limits{PerNode: &one, PerNamespace: &one, Total: &two})
+	old, err := l.Reserve("n1", "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Reset()
+	if _, err := l.Reserve("n1", "ns"); err != nil {
+		t.Fatalf("first slot of the new window: %v", err)
+	}
+	l.Release(old)
+	if n := l.Total(); n != 1 {
+		t.Errorf("Total() = %d after releasing the old window's slot, want 1", n)
+	}
+	if _, err := l.Reserve("n1", "ns"); !framework.IsNodeLimit(err) {
+		t.Errorf("second slot on n1 in the new window: %v, want the node limit", err)
+	}
+	// A slot of the current window is returned.
+	cur, err := l.Reserve("n2", "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release(cur)
+	if n := l.Total(); n != 1 {
+		t.Errorf("Total() = %d after releasing a slot of this window, want 1", n)
 	}
 }
