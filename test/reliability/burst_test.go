@@ -3,18 +3,18 @@ package reliability
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
-	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
-	"github.com/accord-sched/accord/pkg/descheduler/evictions"
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/test/harness"
 )
 
@@ -55,15 +55,35 @@ func heapPeak(t testing.TB) (stop func() uint64) {
 	}
 }
 
-// 1000 pods on 50 nodes become violators at once (every node's ClusterScopedResource stops enabling
-// the CPU they request) while the event-triggered controller and periodic cycles both run under the
-// safe default caps: every cycle's window stays within 50 evictions, every pod is evicted exactly
-// once, and all 1000 are handled over the following cycles.
+// windowMarker is a plugin of the burst test's profile that does nothing but mark the start of each
+// cycle (CycleHook.BeginCycle runs right after the cycle reset the limits): once no eviction has
+// reached the proxy for 100 ms it re-opens the proxy to evictions, which the test closes at the end of
+// each window to count it from outside.
+type windowMarker struct{ begin func() }
+
+func (w *windowMarker) Name() string { return "WindowMarker" }
+func (w *windowMarker) Deschedule(context.Context, []*corev1.Node) *framework.Status {
+	return nil
+}
+func (w *windowMarker) BeginCycle(context.Context) { w.begin() }
+func (w *windowMarker) EndCycle(context.Context)   {}
+
+// 1000 pods on 50 nodes, in two namespaces, become violators at once (every node's
+// ClusterScopedResource stops enabling the CPU they request) while the event-triggered controller
+// and periodic cycles both run under configured caps (2 per node, 20 per namespace, 30 in all per
+// cycle). The evictions of each cycle's window are counted from outside the descheduler, from the
+// apiserver's answers at the fault proxy: at the end of a window the proxy refuses evictions (429)
+// until the next cycle has reset the limits, so every eviction the apiserver accepted belongs to the
+// window it was sent in. Each window stays within every cap, every pod is evicted exactly once, and
+// all 1000 are handled over the following cycles.
 func TestBurstOfViolatorsWithinCaps(t *testing.T) {
 	const (
-		nodes       = 50
-		podsPerNode = 20
-		violators   = nodes * podsPerNode
+		nodes        = 50
+		podsPerNode  = 20
+		violators    = nodes * podsPerNode
+		capNode      = 2
+		capNamespace = 20
+		capTotal     = 30
 	)
 	ctx := context.Background()
 	short := make([]string, nodes)
@@ -71,34 +91,29 @@ func TestBurstOfViolatorsWithinCaps(t *testing.T) {
 		short[i] = fmt.Sprintf("n%02d", i)
 	}
 	c := newCluster(t, "burst", short...)
-	csr := func(name string, cpu bool) *schedv1alpha1.ClusterScopedResource {
-		return &schedv1alpha1.ClusterScopedResource{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: schedv1alpha1.ClusterScopedResourceSpec{ResourcesFilter: map[corev1.ResourceName]bool{corev1.ResourceCPU: cpu}}}
-	}
-	for _, n := range c.nodes {
-		if _, err := env.Accord.SchedulingV1alpha1().ClusterScopedResources().Create(ctx, csr(n, true), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = env.Accord.SchedulingV1alpha1().ClusterScopedResources().Delete(context.Background(), n, metav1.DeleteOptions{})
-		})
-	}
+	c.createCRs()
+	namespaces := []string{c.ns, env.CreateNamespace(t, "burst-b")}
+	nodeOf, nsOf := map[string]string{}, map[string]string{}
 	for i := range violators {
-		p := c.newPod(fmt.Sprintf("v%04d", i), c.nodes[i%nodes], nil)
-		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m")}
-		if _, err := env.Client.CoreV1().Pods(c.ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		p := c.cpuPod(fmt.Sprintf("v%04d", i), c.nodes[i%nodes])
+		p.Namespace = namespaces[i%len(namespaces)]
+		if _, err := env.Client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		key := p.Namespace + "/" + p.Name
+		nodeOf[key], nsOf[key] = p.Spec.NodeName, p.Namespace
 	}
 	if err := harness.WaitFor(ctx, 120*time.Second, func(ctx context.Context) (bool, error) {
-		list, err := env.Client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
 		running := 0
-		for i := range list.Items {
-			if list.Items[i].Status.Phase == corev1.PodRunning {
-				running++
+		for _, ns := range namespaces {
+			list, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err
+			}
+			for i := range list.Items {
+				if list.Items[i].Status.Phase == corev1.PodRunning {
+					running++
+				}
 			}
 		}
 		return running == violators, nil
@@ -107,60 +122,75 @@ func TestBurstOfViolatorsWithinCaps(t *testing.T) {
 	}
 
 	proxy := newFaultProxy(t)
-	// No limits in the policy: the safe defaults (2 per node, 50 per cycle) apply.
-	d := buildDescheduler(t, c.writePolicy(`profiles:
+	refuse := func(r *http.Request) int {
+		if _, ok := evictionTarget(r); ok {
+			return http.StatusTooManyRequests
+		}
+		return 0
+	}
+	marker := runner.WithPlugin("WindowMarker", func(context.Context, k8sruntime.Object, framework.Handle) (framework.Plugin, error) {
+		return &windowMarker{begin: func() {
+			// An eviction sent before the reset that has not reached the proxy yet would be counted in
+			// the new window: let such stragglers arrive (and be refused) first.
+			_ = harness.WaitFor(ctx, 5*time.Second, func(context.Context) (bool, error) { return proxy.quiet(100 * time.Millisecond), nil })
+			proxy.setInject(nil)
+		}}, nil
+	})
+	d := buildDeschedulerWithPlugins(t, c.writePolicy(fmt.Sprintf(`maxNoOfPodsToEvictPerNode: %d
+maxNoOfPodsToEvictPerNamespace: %d
+maxNoOfPodsToEvictTotal: %d
+profiles:
 - name: burst
   pluginConfig:
   - name: DefaultEvictor
   - name: NodeCRDResourceFit
   plugins:
     deschedule:
-      enabled: [NodeCRDResourceFit]
+      enabled: [WindowMarker, NodeCRDResourceFit]
     preEvictionFilter:
       disabled: [SchedulerSimulation]
-`), proxy.config())
-	if l := d.Limiter().Limits(); !l.Defaulted || *l.Total != evictions.DefaultMaxPodsToEvictTotal || *l.PerNode != evictions.DefaultMaxPodsToEvictPerNode {
-		t.Fatalf("limits %+v, want the safe defaults", l)
+`, capNode, capNamespace, capTotal)), proxy.config(), []runner.Option{marker})
+	if len(d.Controllers()) != 1 {
+		t.Fatalf("%d controllers, want NodeCRDResourceFit's", len(d.Controllers()))
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	waitControllers := d.StartControllers(runCtx)
 	defer func() { cancel(); waitControllers() }()
-	d.RunCycle(runCtx) // nothing violates yet
+	d.RunCycle(runCtx) // nothing violates yet; the first window opens
 	heap := heapPeak(t)
 	start := time.Now()
 
 	// The burst: every node's CR stops enabling CPU.
-	for _, n := range c.nodes {
-		if _, err := env.Accord.SchedulingV1alpha1().ClusterScopedResources().Patch(ctx, n, types.MergePatchType,
-			[]byte(`{"spec":{"resourcesFilter":{"cpu":false}}}`), metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Periodic cycles, each starting a new window of the caps (the controller evicts within the
-	// window it runs in); the count of a window is the limiter's just before the next cycle resets it.
-	var perCycle []int
+	c.disableCPU(c.nodes...)
+	// Periodic cycles, each opening a new window of the caps (the controller evicts within the
+	// window it runs in). A window ends when the proxy starts refusing evictions and the ones already
+	// sent are answered; what the apiserver accepted since the previous end is the window's.
+	var windows []map[string]bool
+	seen := map[string]bool{}
 	deadline := time.Now().Add(150 * time.Second)
 	for {
-		evicted := 0
+		time.Sleep(250 * time.Millisecond) // the event-triggered controller works between cycles
+		proxy.setInject(refuse)
+		if err := harness.WaitFor(ctx, 10*time.Second, func(context.Context) (bool, error) { return proxy.quiet(100 * time.Millisecond), nil }); err != nil {
+			t.Fatalf("evictions still in flight at the end of window %d: %v", len(windows), err)
+		}
+		w := map[string]bool{}
 		for pod := range proxy.answers() {
-			if proxy.accepted(pod) > 0 {
-				evicted++
+			if proxy.accepted(pod) > 0 && !seen[pod] {
+				w[pod], seen[pod] = true, true
 			}
 		}
-		if evicted == violators || time.Now().After(deadline) {
+		windows = append(windows, w)
+		if len(seen) == violators || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(250 * time.Millisecond) // the event-triggered controller works between cycles
-		perCycle = append(perCycle, d.Limiter().Total())
 		d.RunCycle(runCtx)
 	}
-	perCycle = append(perCycle, d.Limiter().Total())
 	elapsed := time.Since(start)
 	peak := heap()
 
-	answers := proxy.answers()
-	evicted, repeats, maxWindow := 0, 0, 0
-	for pod := range answers {
+	evicted, repeats, maxWindow, maxNode, maxNS := 0, 0, 0, 0, 0
+	for pod := range proxy.answers() {
 		switch n := proxy.accepted(pod); {
 		case n == 1:
 			evicted++
@@ -169,18 +199,36 @@ func TestBurstOfViolatorsWithinCaps(t *testing.T) {
 			t.Errorf("pod %s evicted %d times", pod, n)
 		}
 	}
-	for i, n := range perCycle {
-		maxWindow = max(maxWindow, n)
-		if n > evictions.DefaultMaxPodsToEvictTotal {
-			t.Errorf("window %d counted %d evictions, cap %d", i, n, evictions.DefaultMaxPodsToEvictTotal)
+	for i, w := range windows {
+		perNode, perNS := map[string]int{}, map[string]int{}
+		for pod := range w {
+			perNode[nodeOf[pod]]++
+			perNS[nsOf[pod]]++
+		}
+		maxWindow = max(maxWindow, len(w))
+		if len(w) > capTotal {
+			t.Errorf("window %d: %d evictions accepted by the apiserver, total cap %d", i, len(w), capTotal)
+		}
+		for n, k := range perNode {
+			maxNode = max(maxNode, k)
+			if k > capNode {
+				t.Errorf("window %d: %d evictions from node %s, cap %d", i, k, n, capNode)
+			}
+		}
+		for ns, k := range perNS {
+			maxNS = max(maxNS, k)
+			if k > capNamespace {
+				t.Errorf("window %d: %d evictions from namespace %s, cap %d", i, k, ns, capNamespace)
+			}
 		}
 	}
 	if evicted != violators {
 		t.Errorf("%d of %d violators evicted within 150 s", evicted, violators)
 	}
-	if minWindows := violators / evictions.DefaultMaxPodsToEvictTotal; len(perCycle) < minWindows {
-		t.Errorf("%d violators handled in %d windows: more than %d per window", violators, len(perCycle), evictions.DefaultMaxPodsToEvictTotal)
+	if minWindows := (violators + capTotal - 1) / capTotal; len(windows) < minWindows {
+		t.Errorf("%d violators handled in %d windows: more than %d per window", violators, len(windows), capTotal)
 	}
-	figure(t, "burst_evictions_per_cycle", "max %d, %d windows for %d violators on %d nodes (caps 2/node, 50/cycle; event mode on), %d repeats, %.1fs", maxWindow, len(perCycle), evicted, nodes, repeats, elapsed.Seconds())
+	figure(t, "burst_evictions_per_cycle", "max %d in a window (max %d per node, %d per namespace; caps 2/node, 20/namespace, 30/cycle; counted at the apiserver), %d windows for %d violators on %d nodes in 2 namespaces, event mode on, %d repeats, %.1fs",
+		maxWindow, maxNode, maxNS, len(windows), evicted, nodes, repeats, elapsed.Seconds())
 	figure(t, "burst_peak_heap", "%d MiB (whole test process, control plane included)", peak>>20)
 }

@@ -11,12 +11,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
@@ -123,9 +125,16 @@ func (c *cluster) writePolicy(body string) string {
 
 // buildDescheduler builds the descheduler runtime of a policy on the real apiserver, with its
 // informers started and synced: its profiles' evictors are the ones a cycle and the controllers use.
-func buildDescheduler(t testing.TB, policyFile string, cfg *rest.Config) *fwruntime.Descheduler {
+// opts adjust the runtime's options (a tracer, an observer) before it is built.
+func buildDescheduler(t testing.TB, policyFile string, cfg *rest.Config, opts ...func(*fwruntime.Options)) *fwruntime.Descheduler {
 	t.Helper()
-	p, reg, err := runner.LoadPolicy(policyFile, "")
+	return buildDeschedulerWithPlugins(t, policyFile, cfg, nil, opts...)
+}
+
+// buildDeschedulerWithPlugins is buildDescheduler with out-of-tree plugins the policy may enable.
+func buildDeschedulerWithPlugins(t testing.TB, policyFile string, cfg *rest.Config, plugins []runner.Option, opts ...func(*fwruntime.Options)) *fwruntime.Descheduler {
+	t.Helper()
+	p, reg, err := runner.LoadPolicy(policyFile, "", plugins...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,8 +144,12 @@ func buildDescheduler(t testing.TB, policyFile string, cfg *rest.Config) *fwrunt
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	accordFactory := accordinformers.NewSharedInformerFactory(env.Accord, 0)
-	d, err := fwruntime.New(t.Context(), p, fwruntime.Options{Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
-		Registry: reg, Metrics: metrics.New()})
+	o := fwruntime.Options{Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
+		Registry: reg, Metrics: metrics.New()}
+	for _, f := range opts {
+		f(&o)
+	}
+	d, err := fwruntime.New(t.Context(), p, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,4 +175,56 @@ func gone(ctx context.Context, p *corev1.Pod) (bool, error) {
 func figure(t testing.TB, name string, format string, args ...any) {
 	t.Helper()
 	t.Logf("FIGURE %s: %s", name, strings.TrimSpace(fmt.Sprintf(format, args...)))
+}
+
+// crdResourceFitPolicy is one profile of NodeCRDResourceFit (deschedule, and its event-triggered
+// controller when started) over this test's nodes; limits is YAML put before the profiles.
+func crdResourceFitPolicy(name, limits string) string {
+	return limits + `profiles:
+- name: ` + name + `
+  pluginConfig:
+  - name: DefaultEvictor
+  - name: NodeCRDResourceFit
+  plugins:
+    deschedule:
+      enabled: [NodeCRDResourceFit]
+    preEvictionFilter:
+      disabled: [SchedulerSimulation]
+`
+}
+
+// createCRs gives each node a ClusterScopedResource enabling CPU (pods requesting CPU fit), deleted
+// when the test ends.
+func (c *cluster) createCRs() {
+	c.t.Helper()
+	ctx := context.Background()
+	for _, n := range c.nodes {
+		cr := &schedv1alpha1.ClusterScopedResource{ObjectMeta: metav1.ObjectMeta{Name: n},
+			Spec: schedv1alpha1.ClusterScopedResourceSpec{ResourcesFilter: map[corev1.ResourceName]bool{corev1.ResourceCPU: true}}}
+		if _, err := env.Accord.SchedulingV1alpha1().ClusterScopedResources().Create(ctx, cr, metav1.CreateOptions{}); err != nil {
+			c.t.Fatal(err)
+		}
+		c.t.Cleanup(func() {
+			_ = env.Accord.SchedulingV1alpha1().ClusterScopedResources().Delete(context.Background(), n, metav1.DeleteOptions{})
+		})
+	}
+}
+
+// disableCPU makes the nodes' ClusterScopedResources stop enabling CPU: every pod requesting CPU on
+// them violates at once.
+func (c *cluster) disableCPU(nodes ...string) {
+	c.t.Helper()
+	for _, n := range nodes {
+		if _, err := env.Accord.SchedulingV1alpha1().ClusterScopedResources().Patch(context.Background(), n, types.MergePatchType,
+			[]byte(`{"spec":{"resourcesFilter":{"cpu":false}}}`), metav1.PatchOptions{}); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}
+
+// cpuPod is newPod requesting 1m of CPU (a violator once its node's CR disables CPU).
+func (c *cluster) cpuPod(name, node string) *corev1.Pod {
+	p := c.newPod(name, node, nil)
+	p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m")}
+	return p
 }

@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -92,16 +94,31 @@ func (a *availability) min() int {
 	return a.lowest
 }
 
-// Three profiles evict from one workload of 100 pods at the same time, over and over, while a PDB
-// with maxUnavailable: 1 covers it: the apiserver lets one disruption through at a time, so at no
-// moment (counted from a watch) are more than one of the 100 pods unavailable.
+// Three profiles evict from one workload of 100 pods at the same time, over and over, while the
+// event-triggered controller of a fourth (NodeCRDResourceFit: the nodes' ClusterScopedResources stop
+// enabling the CPU every pod of the workload requests) evicts them too, and a PDB with
+// maxUnavailable: 1 covers them: the apiserver lets one disruption through at a time, so at no moment
+// (counted from a watch) are more than one of the 100 pods unavailable.
 func TestPDBHeldUnderConcurrentProfiles(t *testing.T) {
 	const replicas = 100
 	ctx := context.Background()
 	c := newCluster(t, "pdb", "n1", "n2")
+	c.createCRs()
 	proxy := newFaultProxy(t)
 	profiles := []string{"a", "b", "c"}
-	d := buildDescheduler(t, c.writePolicy(evictionPolicy(profiles...)), proxy.config())
+	d := buildDescheduler(t, c.writePolicy(evictionPolicy(profiles...)+`- name: events
+  pluginConfig:
+  - name: DefaultEvictor
+  - name: NodeCRDResourceFit
+  plugins:
+    deschedule:
+      enabled: [NodeCRDResourceFit]
+    preEvictionFilter:
+      disabled: [SchedulerSimulation]
+`), proxy.config())
+	if len(d.Controllers()) != 1 {
+		t.Fatalf("%d controllers, want the events profile's NodeCRDResourceFit", len(d.Controllers()))
+	}
 
 	labels := map[string]string{"app": "guarded"}
 	avail := watchAvailability(t, c.ns, "app=guarded")
@@ -122,7 +139,8 @@ func TestPDBHeldUnderConcurrentProfiles(t *testing.T) {
 				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded", "rs": string(rune('a' + i))}},
 				Template: corev1.PodTemplateSpec{
 					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "guarded", "rs": string(rune('a' + i))}},
-					Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "pause"}}},
+					Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "pause",
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m")}}}}},
 				},
 			},
 		}, metav1.CreateOptions{})
@@ -141,6 +159,11 @@ func TestPDBHeldUnderConcurrentProfiles(t *testing.T) {
 	}
 
 	avail.start()
+	// Event mode: the controller evicts every pod of the workload as its node's CR stops enabling CPU.
+	ctlCtx, stopController := context.WithCancel(ctx)
+	waitController := d.StartControllers(ctlCtx)
+	defer func() { stopController(); waitController() }()
+	c.disableCPU(c.nodes...)
 	// Each profile walks the workload's pods in its own order and evicts every one, until 10
 	// evictions got through in all.
 	const wantEvictions = 10
@@ -152,7 +175,7 @@ func TestPDBHeldUnderConcurrentProfiles(t *testing.T) {
 	var once sync.Once
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(90 * time.Second)
-	for pi, prof := range d.Profiles() {
+	for pi, prof := range d.Profiles()[:len(profiles)] {
 		ev := prof.Evictor()
 		wg.Add(1)
 		go func() {
@@ -198,6 +221,32 @@ func TestPDBHeldUnderConcurrentProfiles(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// The controller keeps evicting (its retries back off after 429s); wait for one of its evictions
+	// to get through too, under the same PDB.
+	acceptedAll := func() (accepted, refused int) {
+		for _, codes := range proxy.answers() {
+			for code, n := range codes {
+				switch {
+				case code >= 200 && code < 300:
+					accepted += n
+				case code == http.StatusTooManyRequests:
+					refused += n
+				}
+			}
+		}
+		return accepted, refused
+	}
+	if err := harness.WaitFor(ctx, 60*time.Second, func(context.Context) (bool, error) {
+		a, _ := acceptedAll()
+		mu.Lock()
+		defer mu.Unlock()
+		return a > evicted, nil
+	}); err != nil {
+		a, _ := acceptedAll()
+		t.Errorf("the event-triggered controller got no eviction through in 60 s (%d accepted in all, %d by the 3 profiles)", a, evicted)
+	}
+	stopController()
+	waitController()
 	lowest := avail.min()
 	mu.Lock()
 	defer mu.Unlock()
@@ -207,5 +256,7 @@ func TestPDBHeldUnderConcurrentProfiles(t *testing.T) {
 	if replicas-lowest > 1 {
 		t.Errorf("%d pods unavailable at once, PDB allows 1", replicas-lowest)
 	}
-	figure(t, "pdb_max_unavailable", "%d of %d pods (maxUnavailable 1; 3 profiles, %d evictions accepted, %d refused with 429)", replicas-lowest, replicas, evicted, refused)
+	accepted, refusedAll := acceptedAll()
+	byController := accepted - evicted
+	figure(t, "pdb_max_unavailable", "%d of %d pods (maxUnavailable 1; 3 profiles + event mode: %d evictions accepted, %d by the controller; %d refused with 429)", replicas-lowest, replicas, accepted, byController, refusedAll)
 }

@@ -1,15 +1,19 @@
 package reliability
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 )
@@ -30,6 +34,13 @@ type faultProxy struct {
 	closing   chan struct{}
 	// podDeletes counts DELETE requests on pods that reached the apiserver.
 	podDeletes int
+	// inFlight counts the evictions forwarded to the apiserver and not answered yet; lastEviction is
+	// when the last eviction request arrived.
+	inFlight     int
+	lastEviction time.Time
+	// watches cancels the watch requests being forwarded, by a sequence number.
+	watches   map[int]context.CancelFunc
+	nextWatch int
 }
 
 // hang, returned by inject, holds the request until the client cancels it.
@@ -45,7 +56,7 @@ func newFaultProxy(t testing.TB) *faultProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &faultProxy{evictions: map[string]map[int]int{}, closing: make(chan struct{})}
+	p := &faultProxy{evictions: map[string]map[int]int{}, closing: make(chan struct{}), watches: map[int]context.CancelFunc{}}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.Transport = transport
 	rp.FlushInterval = -1 // watches stream
@@ -53,6 +64,9 @@ func newFaultProxy(t testing.TB) *faultProxy {
 		pod, isEviction := evictionTarget(r)
 		p.mu.Lock()
 		inject := p.inject
+		if isEviction {
+			p.lastEviction = time.Now()
+		}
 		p.mu.Unlock()
 		if inject != nil {
 			if code := inject(r); code == hang {
@@ -86,12 +100,33 @@ func newFaultProxy(t testing.TB) *faultProxy {
 			p.mu.Unlock()
 		}
 		if !isEviction {
+			if r.Method == http.MethodGet && r.URL.Query().Get("watch") == "true" {
+				ctx, cancel := context.WithCancel(r.Context())
+				p.mu.Lock()
+				id := p.nextWatch
+				p.nextWatch++
+				p.watches[id] = cancel
+				p.mu.Unlock()
+				defer func() {
+					p.mu.Lock()
+					delete(p.watches, id)
+					p.mu.Unlock()
+					cancel()
+				}()
+				r = r.WithContext(ctx)
+			}
 			rp.ServeHTTP(w, r)
 			return
 		}
+		p.mu.Lock()
+		p.inFlight++
+		p.mu.Unlock()
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		rp.ServeHTTP(rec, r)
 		p.count(pod, rec.code)
+		p.mu.Lock()
+		p.inFlight--
+		p.mu.Unlock()
 	}))
 	t.Cleanup(func() {
 		close(p.closing)
@@ -131,6 +166,36 @@ func (p *faultProxy) accepted(pod string) int {
 		}
 	}
 	return n
+}
+
+// breakWatches cuts every watch stream being forwarded (the clients see their watches end) and
+// returns how many.
+func (p *faultProxy) breakWatches() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, cancel := range p.watches {
+		cancel()
+	}
+	return len(p.watches)
+}
+
+// kubeconfig writes a kubeconfig that reaches the apiserver through the proxy, for a binary.
+func (p *faultProxy) kubeconfig(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	doc := "apiVersion: v1\nkind: Config\nclusters:\n- name: proxy\n  cluster:\n    server: " + p.srv.URL +
+		"\ncontexts:\n- name: proxy\n  context:\n    cluster: proxy\n    user: proxy\ncurrent-context: proxy\nusers:\n- name: proxy\n  user: {}\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// quiet reports whether no eviction is being forwarded and none arrived for the last d.
+func (p *faultProxy) quiet(d time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inFlight == 0 && time.Since(p.lastEviction) >= d
 }
 
 // deletes returns how many pod DELETE requests reached the apiserver.

@@ -3,9 +3,13 @@ package reliability
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,8 +18,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics/testutil"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/descheduler/evictions"
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
+	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/pkg/scheduler/server"
 	"github.com/accord-sched/accord/test/harness"
@@ -24,10 +35,15 @@ import (
 // The kube-apiserver of a control plane of its own is stopped for 3 s and started again on the same
 // etcd and address while accord-scheduler and accord-descheduler (in-process, each with its own
 // context) run against it: neither stops, the scheduler places the pods created after the restart,
-// and the descheduler acts on a CR change made after it.
+// and the descheduler acts on a CR change made after it. The descheduler (cycles every second, event
+// mode on) takes no decision on its caches from the outage until its watches are established again:
+// its cycles are skipped, the skip is logged once at Info level with what it waits for, no eviction
+// is attempted in that window (its eviction observer sees none), and cycles resume afterwards.
 func TestAPIServerRestart(t *testing.T) {
 	ctx := context.Background()
-	e, err := harness.Start(ctx, harness.Options{})
+	// The apiserver's shutdown waits for its open requests (the watches) as long as its request
+	// timeout: 5 s here instead of the default minute.
+	e, err := harness.Start(ctx, harness.Options{APIServerFlags: []string{"--request-timeout=5s"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +91,45 @@ profiles:
 		t.Fatal(err)
 	}
 
-	runCtx, cancel := context.WithCancel(ctx)
+	// The descheduler's log, captured (Info level) to find the skip in it.
+	logCfg := ktesting.NewConfig(ktesting.BufferLogs(true))
+	logger := ktesting.NewLogger(ktesting.NopTL{}, logCfg)
+	var (
+		mu       sync.Mutex
+		staleAt  []time.Time // when OnCachesStale reported stale caches
+		freshAt  []time.Time // ... and fresh ones again
+		attempts []time.Time // every eviction attempt that was not held by the gate
+		held     int         // eviction attempts held by the gate
+		m        = metrics.New()
+		observe  = func(r evictions.Record) {
+			if r.Stage != evictions.StageEvict {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if framework.IsCachesNotSynced(r.Err) {
+				held++
+				return
+			}
+			attempts = append(attempts, time.Now())
+		}
+		onStale = func(w []string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if w == nil {
+				freshAt = append(freshAt, time.Now())
+			} else {
+				staleAt = append(staleAt, time.Now())
+			}
+		}
+	)
+	runCtx, cancel := context.WithCancel(klog.NewContext(ctx, logger))
 	schedDone, deschedDone := make(chan error, 1), make(chan error, 1)
 	ready := make(chan struct{})
 	go func() { schedDone <- server.RunInProcess(runCtx, kubeconfig, schedulerConfig) }()
 	go func() {
 		deschedDone <- runner.Run(runCtx, runner.Config{RestConfig: e.Config, PolicyConfigFile: policy, DeschedulingInterval: time.Second,
-			EventDriven: true, OnReady: func() { close(ready) }})
+			EventDriven: true, OnReady: func() { close(ready) }, Metrics: m, Observer: observe, OnCachesStale: onStale})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -142,10 +190,13 @@ profiles:
 	}
 	scheduled(create(3), 30*time.Second)
 
-	// The outage.
+	// The outage. The apiserver stops listening at once; stopping it returns once its open requests
+	// (the watches) have drained, which its shutdown timeout bounds.
+	stopped := time.Now()
 	if err := e.StopAPIServer(); err != nil {
 		t.Fatal(err)
 	}
+	stopTook := time.Since(stopped)
 	time.Sleep(3 * time.Second)
 	if err := e.StartAPIServer(); err != nil {
 		t.Fatal(err)
@@ -154,6 +205,60 @@ profiles:
 	after := create(5)
 	where := scheduled(after, 60*time.Second)
 	placedIn := time.Since(restarted)
+
+	// The descheduler saw its caches go stale during the outage and come back after it.
+	if err := harness.WaitFor(ctx, 60*time.Second, func(context.Context) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(freshAt) > 0 && freshAt[len(freshAt)-1].After(restarted), nil
+	}); err != nil {
+		mu.Lock()
+		t.Fatalf("descheduler caches not reported fresh after the restart (stale at %v, fresh at %v)", staleAt, freshAt)
+	}
+	mu.Lock()
+	if len(staleAt) == 0 || staleAt[0].Before(stopped) {
+		t.Errorf("caches reported stale at %v; want the first report after the apiserver stopped (%v)", staleAt, stopped)
+	}
+	resumed := freshAt[len(freshAt)-1]
+	staleFor := resumed.Sub(staleAt[0])
+	mu.Unlock()
+	skipped, _ := testutil.GetCounterMetricValue(m.CyclesSkipped.WithLabelValues(metrics.SkipCachesNotSynced))
+	if skipped < 1 {
+		t.Errorf("cycles_skipped_total{reason=%s} = %v, want cycles skipped during the outage", metrics.SkipCachesNotSynced, skipped)
+	}
+	// What the skipped cycles waited for (the later skips are logged at V(2)): the broken watches,
+	// seen from the transport, and not only the failing probe.
+	waitedFor := map[string]bool{}
+	skipLines := 0
+	for _, entry := range logger.GetSink().(ktesting.Underlier).GetBuffer().Data() {
+		if entry.Message != fwruntime.SkipMessage {
+			continue
+		}
+		for i := 0; i+1 < len(entry.ParameterKVList); i += 2 {
+			if entry.ParameterKVList[i] == "waitingFor" {
+				if w, ok := entry.ParameterKVList[i+1].([]string); ok {
+					for _, what := range w {
+						name, _, _ := strings.Cut(what, " ")
+						waitedFor[name] = true
+					}
+				}
+			}
+		}
+		if entry.Verbosity != 0 {
+			continue
+		}
+		skipLines++
+		if !slices.Contains(entry.WithKVList, any("waitingFor")) && !slices.Contains(entry.ParameterKVList, any("waitingFor")) {
+			t.Errorf("skip logged without waitingFor: %+v", entry)
+		}
+	}
+	if skipLines != 1 {
+		t.Errorf("%q logged %d times at Info level across one outage, want once", fwruntime.SkipMessage, skipLines)
+	}
+	if !waitedFor["pods"] || !waitedFor["nodes"] {
+		t.Errorf("skipped cycles waited for %v; want the pod and node watches among them", waitedFor)
+	}
+	waited := slices.Sorted(maps.Keys(waitedFor))
 
 	// A CR change after the restart: the descheduler evicts the pods the node no longer fits.
 	victimNode := where[after[0]]
@@ -190,6 +295,23 @@ profiles:
 		default:
 		}
 	}
+	mu.Lock()
+	for _, at := range attempts {
+		switch {
+		case at.Before(resumed) && at.After(stopped):
+			t.Errorf("eviction attempted at %v, between the apiserver stop (%v) and the caches' re-sync (%v)", at, stopped, resumed)
+		case at.Before(changed):
+			// Nothing violates before the CR change.
+			t.Errorf("eviction attempted at %v, before the CR change (%v)", at, changed)
+		}
+	}
+	nAttempts, nHeld := len(attempts), held
+	mu.Unlock()
+	if nAttempts == 0 {
+		t.Error("no eviction attempt observed after the caches re-synced")
+	}
 	figure(t, "apiserver_restart", "3s outage: scheduler placed the %d pods created after the restart in %.1fs; descheduler evicted %d pods %.1fs after a CR change; neither restarted",
 		len(after), placedIn.Seconds(), len(victims), evictedIn.Seconds())
+	figure(t, "apiserver_restart_stale_caches", "descheduler skipped %.0f cycles over %.1fs of stale caches (apiserver stop took %.1fs, then down 3s; re-synced %.1fs after it was back), skip logged once at Info (waiting for %s), %d evictions held, 0 attempted before re-sync",
+		skipped, staleFor.Seconds(), stopTook.Seconds(), resumed.Sub(restarted).Seconds(), strings.Join(waited, ", "), nHeld)
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"strings"
 	"sync"
 )
 
@@ -11,6 +12,9 @@ type readiness struct {
 	mu     sync.Mutex
 	ready  bool
 	reason string
+	// stale, once ready, is why the caches cannot be decided on (a watch broke and they have not
+	// re-synced); "" when they can.
+	stale string
 }
 
 func newReadiness() *readiness {
@@ -31,10 +35,23 @@ func (r *readiness) setWaiting(reason string) {
 	r.mu.Unlock()
 }
 
+// setStale records that cycles are skipped until the caches named re-sync (nil: they have).
+func (r *readiness) setStale(waitingFor []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stale = ""
+	if len(waitingFor) > 0 {
+		r.stale = "informer caches not re-synced after a broken watch; descheduling cycles skipped, waiting for: " + strings.Join(waitingFor, "; ")
+	}
+}
+
 func (r *readiness) check() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ready {
+		if r.stale != "" {
+			return errors.New(r.stale)
+		}
 		return nil
 	}
 	return errors.New(r.reason)

@@ -240,7 +240,7 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 	cfg := runner.Config{
 		RestConfig: restCfg, PolicyConfigFile: o.PolicyConfigFile, SchedulerConfigFile: o.SchedulerConfigFile, DeschedulingInterval: o.DeschedulingInterval,
 		DryRun: o.DryRun, EventDriven: o.EventDriven, Plugins: opts, Metrics: m,
-		OnReady: ready.setReady, OnWaiting: ready.setWaiting, CacheSyncTimeout: o.CacheSyncTimeout, TracerProvider: tp,
+		OnReady: ready.setReady, OnWaiting: ready.setWaiting, OnCachesStale: ready.setStale, CacheSyncTimeout: o.CacheSyncTimeout, TracerProvider: tp,
 	}
 
 	var leHealth *leaderelection.HealthzAdaptor

@@ -36,6 +36,9 @@ type ProfileEvictor struct {
 	GracePeriodSeconds *int64
 	// NotifyFailures records a Warning Event on a pod whose eviction failed.
 	NotifyFailures bool
+	// Fresh, when set, is asked before every eviction; a non-empty answer names the caches that have
+	// not re-synced since a broken watch, and the eviction is held (framework.ErrCachesNotSynced).
+	Fresh func() (waitingFor []string)
 	// Observer, when set, is told of every preEvictionFilter verdict and every eviction attempt
 	// (explain collects its rows with it). It is called synchronously; keep it cheap.
 	Observer func(Record)
@@ -158,6 +161,13 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		logger.V(2).Info("Pod already terminating; nothing to evict", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName)
 		return fmt.Errorf("pod %s/%s: %w: terminating", pod.Namespace, pod.Name, framework.ErrPodGone)
 	}
+	// No decision on a cache that has not re-synced: the pod may have moved or been replaced since.
+	if e.Fresh != nil {
+		if waiting := e.Fresh(); len(waiting) > 0 {
+			logger.V(2).Info("Eviction held: caches not re-synced", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "waitingFor", waiting)
+			return fmt.Errorf("pod %s/%s: %w (waiting for %s)", pod.Namespace, pod.Name, framework.ErrCachesNotSynced, strings.Join(waiting, "; "))
+		}
+	}
 	// One eviction of a pod at a time in this process; the loser of a race between a cycle and an
 	// event-triggered controller (or two profiles) stands back, and when it comes later it finds the
 	// pod terminating or gone.
@@ -169,7 +179,8 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		defer e.Limiter.Unclaim(pod.UID)
 	}
 	extra := e.evictionMessage(pod)
-	if err := e.Limiter.Reserve(node, pod.Namespace); err != nil {
+	slot, err := e.Limiter.Reserve(node, pod.Namespace)
+	if err != nil {
 		logger.V(3).Info("Eviction skipped", "pod", klog.KObj(pod), "node", node, "plugin", opts.PluginName, "reason", err)
 		return err
 	}
@@ -188,7 +199,7 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	}
 	start := time.Now()
 	if err := e.EvictPlugin.Evict(ctx, pod, opts); err != nil {
-		e.Limiter.Release(node, pod.Namespace)
+		e.Limiter.Release(slot)
 		if framework.IsPodGone(err) || apierrors.IsNotFound(err) {
 			// Another eviction (an event-triggered controller, a cycle) got there first: not evicted
 			// by us, and nothing left to do.

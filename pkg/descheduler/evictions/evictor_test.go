@@ -52,7 +52,7 @@ func TestEvictPodAlreadyGone(t *testing.T) {
 				t.Errorf("limiter counts %d evictions, want the slot released", n)
 			}
 			// The node's only slot is free again.
-			if err := e.Limiter.Reserve("n1", "ns"); err != nil {
+			if _, err := e.Limiter.Reserve("n1", "ns"); err != nil {
 				t.Errorf("Reserve after a gone pod: %v", err)
 			}
 			for _, result := range []string{metrics.ResultError, metrics.ResultSuccess} {
@@ -136,5 +136,68 @@ func TestEvictSamePodInFlightOnce(t *testing.T) {
 	// The claim ends with the eviction.
 	if !limiter.Claim("u1") {
 		t.Errorf("claim still held after the eviction ended")
+	}
+}
+
+// While the caches have not re-synced (Fresh names them), no eviction reaches the evict plugin and
+// nothing is counted or reserved; once they have, the same pod is evicted.
+func TestEvictHeldWhileCachesStale(t *testing.T) {
+	ep := &countingEvict{}
+	stale := []string{"pods (watch down for 1s: stream broke)"}
+	e := &ProfileEvictor{Profile: "p", EvictPlugin: ep, Limiter: NewLimiter(Limits{}), Metrics: metrics.New(),
+		Fresh: func() []string { return stale }}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1"}, Spec: corev1.PodSpec{NodeName: "n1"}}
+	err := e.Evict(context.Background(), pod, framework.EvictOptions{PluginName: "Pl", Reason: "test"})
+	if !framework.IsCachesNotSynced(err) || framework.IsPodGone(err) {
+		t.Fatalf("Evict with stale caches = %v, want ErrCachesNotSynced", err)
+	}
+	if n := ep.calls.Load(); n != 0 {
+		t.Errorf("evict plugin called %d times with stale caches", n)
+	}
+	if n := e.Limiter.Total(); n != 0 {
+		t.Errorf("limiter counts %d, want 0", n)
+	}
+	for _, r := range []string{metrics.ResultSuccess, metrics.ResultError} {
+		if v, _ := testutil.GetCounterMetricValue(e.Metrics.PodsEvicted.WithLabelValues(r, "Pl", "p", "ns", "n1")); v != 0 {
+			t.Errorf("%s counted %v with stale caches", r, v)
+		}
+	}
+	stale = nil
+	if err := e.Evict(context.Background(), pod, framework.EvictOptions{PluginName: "Pl", Reason: "test"}); err != nil {
+		t.Fatalf("Evict once fresh = %v", err)
+	}
+	if n := ep.calls.Load(); n != 1 {
+		t.Errorf("evict plugin called %d times once fresh, want 1", n)
+	}
+}
+
+// A slot reserved before a Reset and released after it (an eviction sent in one cycle's window and
+// refused in the next) does not give the new window an extra slot.
+func TestReleaseAfterResetKeepsTheNewWindowsLimits(t *testing.T) {
+	one, two := 1, 2
+	l := NewLimiter(Limits{PerNode: &one, PerNamespace: &one, Total: &two})
+	old, err := l.Reserve("n1", "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Reset()
+	if _, err := l.Reserve("n1", "ns"); err != nil {
+		t.Fatalf("first slot of the new window: %v", err)
+	}
+	l.Release(old)
+	if n := l.Total(); n != 1 {
+		t.Errorf("Total() = %d after releasing the old window's slot, want 1", n)
+	}
+	if _, err := l.Reserve("n1", "ns"); !framework.IsNodeLimit(err) {
+		t.Errorf("second slot on n1 in the new window: %v, want the node limit", err)
+	}
+	// A slot of the current window is returned.
+	cur, err := l.Reserve("n2", "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release(cur)
+	if n := l.Total(); n != 1 {
+		t.Errorf("Total() = %d after releasing a slot of this window, want 1", n)
 	}
 }

@@ -66,6 +66,15 @@ type Limiter struct {
 	perNode     map[string]int
 	perNS       map[string]int
 	capReported map[framework.LimitScope]bool
+	// window counts the Resets: a slot belongs to the window it was reserved in.
+	window uint64
+}
+
+// Slot is an eviction slot Reserve took: on a node, in a namespace, in one window of the limits (the
+// counts between two Resets).
+type Slot struct {
+	node, namespace string
+	window          uint64
 }
 
 // NewLimiter returns a Limiter for limits.
@@ -86,12 +95,13 @@ func (l *Limiter) Reset() {
 	l.perNode = map[string]int{}
 	l.perNS = map[string]int{}
 	l.capReported = map[framework.LimitScope]bool{}
+	l.window++
 }
 
 // Reserve takes one eviction slot for a pod on node in namespace, or returns an
 // *framework.EvictionLimitError naming the limit that is reached. A reserved slot that does not end in
 // an eviction must be returned with Release.
-func (l *Limiter) Reserve(node, namespace string) error {
+func (l *Limiter) Reserve(node, namespace string) (Slot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var err *framework.EvictionLimitError
@@ -113,12 +123,12 @@ func (l *Limiter) Reserve(node, namespace string) error {
 				klog.InfoS("Eviction limit reached for this cycle", "scope", err.Scope, "limit", err.Limit, "key", err.Key)
 			}
 		}
-		return err
+		return Slot{}, err
 	}
 	l.total++
 	l.perNode[node]++
 	l.perNS[namespace]++
-	return nil
+	return Slot{node: node, namespace: namespace, window: l.window}, nil
 }
 
 // Claim marks the pod's eviction as in flight; it returns false when another eviction of the same
@@ -144,13 +154,18 @@ func (l *Limiter) Unclaim(uid types.UID) {
 	delete(l.inFlight, uid)
 }
 
-// Release returns a slot taken by Reserve for an eviction that did not happen.
-func (l *Limiter) Release(node, namespace string) {
+// Release returns a slot taken by Reserve for an eviction that did not happen. A slot of a window
+// that has been reset since is not returned: the counts of the new window do not hold it, and
+// returning it would give the new window one eviction more than its limits.
+func (l *Limiter) Release(s Slot) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if s.window != l.window {
+		return
+	}
 	l.total--
-	l.perNode[node]--
-	l.perNS[namespace]--
+	l.perNode[s.node]--
+	l.perNS[s.namespace]--
 }
 
 // Total returns the evictions counted since the last Reset.

@@ -75,3 +75,12 @@ func IsPodGone(err error) bool { return errors.Is(err, ErrPodGone) }
 // ErrDryRun is returned by Evictor.Evict in dry-run mode: the pod passed the limits and would have
 // been evicted, but nothing was written.
 var ErrDryRun = errors.New("dry run: pod not evicted")
+
+// ErrCachesNotSynced is returned (wrapped) by Evictor.Evict while the descheduler's informer caches
+// have not re-synced after a broken watch (an apiserver restart): no decision is taken on them. The
+// pod was not evicted, nothing is counted, and the plugin should stop and retry later (see
+// IsCachesNotSynced).
+var ErrCachesNotSynced = errors.New("informer caches not re-synced: not evicting")
+
+// IsCachesNotSynced reports whether err says the eviction was held because the caches are stale.
+func IsCachesNotSynced(err error) bool { return errors.Is(err, ErrCachesNotSynced) }

@@ -15,6 +15,10 @@ const (
 	ResultDryRun  = "dry-run"
 )
 
+// SkipCachesNotSynced is the `reason` label of accord_descheduler_cycles_skipped_total for a cycle
+// skipped because the informer caches had not re-synced after a broken watch.
+const SkipCachesNotSynced = "caches_not_synced"
+
 // Metrics are the descheduler's metrics and the registry they are registered with.
 type Metrics struct {
 	Registry metrics.KubeRegistry
@@ -29,6 +33,10 @@ type Metrics struct {
 	PluginFailures *metrics.CounterVec
 	// Cycles counts completed descheduling cycles.
 	Cycles *metrics.Counter
+	// CyclesSkipped counts the cycles skipped, by reason.
+	CyclesSkipped *metrics.CounterVec
+	// CachesStale is 1 while the last check found caches that have not re-synced, else 0.
+	CachesStale *metrics.Gauge
 }
 
 // New returns metrics registered with a fresh registry.
@@ -72,8 +80,22 @@ func New() *Metrics {
 			Help:           "Completed descheduling cycles.",
 			StabilityLevel: metrics.ALPHA,
 		}),
+		CyclesSkipped: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace:      "accord",
+			Subsystem:      "descheduler",
+			Name:           "cycles_skipped_total",
+			Help:           "Descheduling cycles skipped, by reason (caches_not_synced: a watch broke and the informers have not re-synced).",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"reason"}),
+		CachesStale: metrics.NewGauge(&metrics.GaugeOpts{
+			Namespace:      "accord",
+			Subsystem:      "descheduler",
+			Name:           "caches_stale",
+			Help:           "1 while the descheduler's informer caches have not re-synced after a broken watch (no cycle runs, no eviction is made), else 0.",
+			StabilityLevel: metrics.ALPHA,
+		}),
 	}
-	m.Registry.MustRegister(m.PodsEvicted, m.CycleDuration, m.PluginDuration, m.PluginFailures, m.Cycles)
+	m.Registry.MustRegister(m.PodsEvicted, m.CycleDuration, m.PluginDuration, m.PluginFailures, m.Cycles, m.CyclesSkipped, m.CachesStale)
 	return m
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/accord-sched/accord/apis/descheduler"
 	"github.com/accord-sched/accord/pkg/crdcheck"
+	"github.com/accord-sched/accord/pkg/descheduler/cachegate"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
@@ -105,6 +107,9 @@ type Config struct {
 	// OnWaiting, when set, is called while the informer caches sync with the reason the descheduler
 	// is not ready yet (which informers have not synced), for /readyz.
 	OnWaiting func(reason string)
+	// OnCachesStale, when set, is told when the cycles start being skipped because a watch broke and
+	// the caches have not re-synced (waitingFor names them), and when they resume (nil), for /readyz.
+	OnCachesStale func(waitingFor []string)
 	// CacheSyncTimeout bounds the wait for the informer caches at start (crdcheck.DefaultSyncTimeout
 	// when zero): past it the descheduler stops with an error naming the informers not synced. While
 	// it waits it logs, every 10 s, which have not.
@@ -179,6 +184,16 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 	}
 	restCfg = rest.CopyConfig(restCfg)
 	restCfg.UserAgent = "accord-descheduler"
+	// The probe of the cache gate goes around the tracked transport: its answers must not pass for
+	// an informer's watch.
+	probeClient, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tracker := cachegate.NewTracker()
+	untracked := restCfg
+	restCfg = rest.CopyConfig(restCfg)
+	restCfg.Wrap(tracker.WrapTransport)
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return nil, nil, nil, err
@@ -191,7 +206,7 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 	}
 
 	// metrics.k8s.io, for a policy whose plugins read KubernetesMetrics (nothing is sent otherwise).
-	metricsCfg := rest.CopyConfig(restCfg)
+	metricsCfg := rest.CopyConfig(untracked)
 	metricsCfg.ContentType, metricsCfg.AcceptContentTypes = "application/json", "application/json"
 	metricsClient, err := metricsclient.NewForConfig(metricsCfg)
 	if err != nil {
@@ -225,6 +240,12 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: cfg.Observer,
 		MetricsSources: fwruntime.MetricsOptions{Client: metricsClient, Collector: cfg.MetricsCollector},
 		TracerProvider: cfg.TracerProvider, CRDs: crds,
+		CacheGate: cachegate.NewGate(tracker, func(ctx context.Context) error {
+			// The cheapest read that needs a working apiserver and etcd (a quorum read).
+			_, err := probeClient.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: 1})
+			return err
+		}),
+		OnCachesStale: cfg.OnCachesStale,
 	})
 	if err != nil {
 		stopEvents()

@@ -32,6 +32,7 @@ import (
 	"github.com/accord-sched/accord/apis/descheduler"
 	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/crdcheck"
+	"github.com/accord-sched/accord/pkg/descheduler/cachegate"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
@@ -61,6 +62,12 @@ type Options struct {
 	// CRDs tells plugins which of Accord's CRDs the cluster serves (framework.ServesCRD), as API
 	// discovery found at start; nil means every CRD is taken to be served.
 	CRDs crdcheck.Availability
+	// CacheGate, when set, is checked before every cycle and before every eviction: while it names
+	// caches that have not re-synced since a broken watch, cycles are skipped and evictions held
+	// (see pkg/descheduler/cachegate). OnCachesStale, when set, is told each change: the caches
+	// waited for, or nil once they are fresh again (readiness).
+	CacheGate     *cachegate.Gate
+	OnCachesStale func(waitingFor []string)
 }
 
 // Profile is a built profile.
@@ -92,6 +99,8 @@ type Descheduler struct {
 	synced   []cache.InformerSynced
 	sources  *metricsProviders
 	tracer   trace.Tracer
+	gate     *cachegate.Gate
+	onStale  func(waitingFor []string)
 }
 
 // New builds every profile of a validated policy: it instantiates each enabled plugin once per
@@ -117,6 +126,8 @@ func New(ctx context.Context, p *descheduler.DeschedulerPolicy, opts Options) (*
 		metrics: opts.Metrics,
 		nodes:   nodeInformer.Lister(),
 		synced:  []cache.InformerSynced{nodeInformer.Informer().HasSynced, opts.InformerFactory.Core().V1().Pods().Informer().HasSynced},
+		gate:    opts.CacheGate,
+		onStale: opts.OnCachesStale,
 	}
 	if d.sources, err = newMetricsProviders(p, opts.Client, opts.MetricsSources); err != nil {
 		return nil, err
@@ -162,6 +173,9 @@ func (d *Descheduler) buildProfile(ctx context.Context, i int, p *descheduler.De
 		GracePeriodSeconds: p.GracePeriodSeconds,
 		NotifyFailures:     p.EvictionFailureEventNotification != nil && *p.EvictionFailureEventNotification,
 		Observer:           opts.Observer,
+	}
+	if d.gate != nil {
+		ev.Fresh = d.gate.Stale
 	}
 	crPolicy, err := missingCRPolicy(cfg)
 	if err != nil {
@@ -402,6 +416,9 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	ctx, span := d.tracer.Start(ctx, SpanCycle)
 	defer span.End()
+	if !d.cachesFresh(ctx) {
+		return
+	}
 	d.limiter.Reset()
 	all, err := d.nodes.List(labels.Everything())
 	if err != nil {
@@ -450,6 +467,44 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 	d.metrics.Cycles.Inc()
 	span.SetAttributes(AttrNodes.Int(len(ready)), AttrEvictions.Int(d.limiter.Total()))
 	logger.V(1).Info("Descheduling cycle done", "duration", time.Since(start), "nodes", len(ready), "evictions", d.limiter.Total())
+}
+
+// SkipMessage is logged, with waitingFor, when a cycle is skipped because the caches have not
+// re-synced: at Info level on the first skip of an outage, at V(2) on the next ones.
+const SkipMessage = "Skipping descheduling cycle: caches not re-synced"
+
+// cachesFresh asks the CacheGate (when there is one) whether the caches can be decided on; when they
+// cannot, the cycle is skipped, counted and logged.
+func (d *Descheduler) cachesFresh(ctx context.Context) bool {
+	if d.gate == nil {
+		return true
+	}
+	logger := klog.FromContext(ctx)
+	waiting, changed := d.gate.Check(ctx)
+	if ctx.Err() != nil {
+		return false
+	}
+	if len(waiting) == 0 {
+		if changed {
+			d.metrics.CachesStale.Set(0)
+			logger.Info("Caches re-synced; descheduling cycles resume")
+			if d.onStale != nil {
+				d.onStale(nil)
+			}
+		}
+		return true
+	}
+	d.metrics.CyclesSkipped.WithLabelValues(metrics.SkipCachesNotSynced).Inc()
+	if changed {
+		d.metrics.CachesStale.Set(1)
+		logger.Info(SkipMessage, "waitingFor", waiting)
+		if d.onStale != nil {
+			d.onStale(waiting)
+		}
+	} else {
+		logger.V(2).Info(SkipMessage, "waitingFor", waiting)
+	}
+	return false
 }
 
 func (d *Descheduler) call(ctx context.Context, profile, plugin, point string, fn func(context.Context) *framework.Status) {

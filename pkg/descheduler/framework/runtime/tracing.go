@@ -71,6 +71,8 @@ func evictionResult(err error) string {
 		return "dry-run"
 	case framework.IsPodGone(err):
 		return "pod-gone"
+	case framework.IsCachesNotSynced(err):
+		return "caches-not-synced"
 	case framework.IsNodeLimit(err), framework.IsNamespaceLimit(err), framework.IsTotalLimit(err):
 		return "limit"
 	default:

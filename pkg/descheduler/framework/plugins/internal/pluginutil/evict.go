@@ -23,7 +23,8 @@ const (
 	NodeFull
 	// NamespaceFull: the namespace's limit is reached; skip the namespace's other pods.
 	NamespaceFull
-	// Stop: the cycle's total limit is reached (or ctx is done); the plugin should return.
+	// Stop: the cycle's total limit is reached, the caches have not re-synced, or ctx is done; the
+	// plugin should return.
 	Stop
 )
 
@@ -49,7 +50,8 @@ func EvictFiltered(ctx context.Context, ev framework.Evictor, pod *corev1.Pod, p
 		// Evicted by someone else: nothing to retry, and the plugin's accounting (usage, duplicates,
 		// spread) is right to treat it as removed.
 		return Evicted
-	case framework.IsTotalLimit(err):
+	case framework.IsTotalLimit(err), framework.IsCachesNotSynced(err):
+		// The total limit, or caches that have not re-synced: nothing more this cycle.
 		return Stop
 	case framework.IsNodeLimit(err):
 		return NodeFull

@@ -1,0 +1,73 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"k8s.io/component-base/metrics/testutil"
+
+	"github.com/accord-sched/accord/pkg/descheduler/cachegate"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
+	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
+	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+	"github.com/accord-sched/accord/pkg/descheduler/policy"
+)
+
+// While the CacheGate finds the apiserver unreachable, cycles are skipped (no plugin runs), counted
+// and reported once; when it answers again the next cycle runs.
+func TestCycleSkippedWhileCachesNotResynced(t *testing.T) {
+	c := fake.NewCluster(fake.Node("n1", nil, 4, 8))
+	rec := &recorder{}
+	reg := registry(rec, nil)
+	p, err := policy.Decode([]byte("apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: one\n  plugins:\n    deschedule: {enabled: [D1]}\n"), plugins.NewInTreeArgs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := true
+	gate := cachegate.NewGate(cachegate.NewTracker(), func(context.Context) error {
+		if down {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	var changes [][]string
+	d, err := fwruntime.New(t.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
+		Registry: reg, Metrics: metrics.New(), CacheGate: gate, OnCachesStale: func(w []string) { changes = append(changes, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Start(t)
+	ctx := context.Background()
+	d.RunCycle(ctx)
+	d.RunCycle(ctx)
+	if len(rec.calls) != 0 {
+		t.Fatalf("plugins ran on stale caches: %v", rec.calls)
+	}
+	m := d.Metrics()
+	if v, _ := testutil.GetCounterMetricValue(m.CyclesSkipped.WithLabelValues(metrics.SkipCachesNotSynced)); v != 2 {
+		t.Errorf("cycles_skipped_total = %v, want 2", v)
+	}
+	if v, _ := testutil.GetGaugeMetricValue(m.CachesStale); v != 1 {
+		t.Errorf("caches_stale = %v, want 1", v)
+	}
+	if len(changes) != 1 || len(changes[0]) != 1 {
+		t.Fatalf("OnCachesStale calls %v, want one naming the apiserver", changes)
+	}
+	down = false
+	d.RunCycle(ctx)
+	if !slices.Equal(rec.calls, []string{"one/D1/deschedule/1"}) {
+		t.Errorf("calls after the caches are fresh: %v", rec.calls)
+	}
+	if v, _ := testutil.GetGaugeMetricValue(m.CachesStale); v != 0 {
+		t.Errorf("caches_stale = %v, want 0", v)
+	}
+	if len(changes) != 2 || changes[1] != nil {
+		t.Errorf("OnCachesStale calls %v, want a last one with nil", changes)
+	}
+	if v, _ := testutil.GetCounterMetricValue(m.Cycles); v != 1 {
+		t.Errorf("cycles_total = %v, want 1", v)
+	}
+}
