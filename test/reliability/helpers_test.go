@@ -177,20 +177,26 @@ func figure(t testing.TB, name string, format string, args ...any) {
 	t.Logf("FIGURE %s: %s", name, strings.TrimSpace(fmt.Sprintf(format, args...)))
 }
 
-// crdResourceFitPolicy is one profile of NodeCRDResourceFit (deschedule, and its event-triggered
-// controller when started) over this test's nodes; limits is YAML put before the profiles.
-func crdResourceFitPolicy(name, limits string) string {
-	return limits + `profiles:
-- name: ` + name + `
+// profile is a policy's profile that runs one deschedule plugin (and, for NodeCRDResourceFit, its
+// event-triggered controller when started) with DefaultEvictor and without the scheduler
+// simulation: these tests count evictions, not where the replacements land.
+func profile(name, plugin string) string {
+	return "- name: " + name + `
   pluginConfig:
   - name: DefaultEvictor
-  - name: NodeCRDResourceFit
+  - name: ` + plugin + `
   plugins:
     deschedule:
-      enabled: [NodeCRDResourceFit]
+      enabled: [` + plugin + `]
     preEvictionFilter:
       disabled: [SchedulerSimulation]
 `
+}
+
+// crdResourceFitPolicy is one profile of NodeCRDResourceFit over this test's nodes; limits is YAML
+// put before the profiles.
+func crdResourceFitPolicy(name, limits string) string {
+	return limits + "profiles:\n" + profile(name, "NodeCRDResourceFit")
 }
 
 // createCRs gives each node a ClusterScopedResource enabling CPU (pods requesting CPU fit), deleted

@@ -106,16 +106,7 @@ func TestPDBHeldUnderConcurrentProfiles(t *testing.T) {
 	c.createCRs()
 	proxy := newFaultProxy(t)
 	profiles := []string{"a", "b", "c"}
-	d := buildDescheduler(t, c.writePolicy(evictionPolicy(profiles...)+`- name: events
-  pluginConfig:
-  - name: DefaultEvictor
-  - name: NodeCRDResourceFit
-  plugins:
-    deschedule:
-      enabled: [NodeCRDResourceFit]
-    preEvictionFilter:
-      disabled: [SchedulerSimulation]
-`), proxy.config())
+	d := buildDescheduler(t, c.writePolicy(evictionPolicy(profiles...)+profile("events", "NodeCRDResourceFit")), proxy.config())
 	if len(d.Controllers()) != 1 {
 		t.Fatalf("%d controllers, want the events profile's NodeCRDResourceFit", len(d.Controllers()))
 	}

@@ -75,19 +75,7 @@ func TestAPIServerRestart(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	schedulerConfig := filepath.Join(filepath.Dir(file), "..", "..", "manifests", "scheduler", "config.yaml")
 	policy := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(policy, []byte(`apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-profiles:
-- name: restart
-  pluginConfig:
-  - name: DefaultEvictor
-  - name: NodeCRDResourceFit
-  plugins:
-    deschedule:
-      enabled: [NodeCRDResourceFit]
-    preEvictionFilter:
-      disabled: [SchedulerSimulation]
-`), 0o644); err != nil {
+	if err := os.WriteFile(policy, []byte("apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n"+profile("restart", "NodeCRDResourceFit")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 

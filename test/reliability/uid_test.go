@@ -25,16 +25,7 @@ import (
 func evictionPolicy(profiles ...string) string {
 	body := "maxNoOfPodsToEvictPerNode: 1000\nmaxNoOfPodsToEvictTotal: 1000\nprofiles:\n"
 	for _, name := range profiles {
-		body += "- name: " + name + `
-  pluginConfig:
-  - name: DefaultEvictor
-  - name: RemoveFailedPods
-  plugins:
-    deschedule:
-      enabled: [RemoveFailedPods]
-    preEvictionFilter:
-      disabled: [SchedulerSimulation]
-`
+		body += profile(name, "RemoveFailedPods")
 	}
 	return body
 }
