@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/test/harness"
@@ -56,9 +57,9 @@ func heapPeak(t testing.TB) (stop func() uint64) {
 }
 
 // windowMarker is a plugin of the burst test's profile that does nothing but mark the start of each
-// cycle (CycleHook.BeginCycle runs right after the cycle reset the limits): once no eviction has
-// reached the proxy for 100 ms it re-opens the proxy to evictions, which the test closes at the end of
-// each window to count it from outside.
+// cycle (CycleHook.BeginCycle runs right after the cycle reset the limits): once every eviction the
+// descheduler had in flight at the reset has ended, it re-opens the proxy to evictions, which the
+// test closes at the end of each window to count it from outside.
 type windowMarker struct{ begin func() }
 
 func (w *windowMarker) Name() string { return "WindowMarker" }
@@ -128,11 +129,17 @@ func TestBurstOfViolatorsWithinCaps(t *testing.T) {
 		}
 		return 0
 	}
+	var limiter *evictions.Limiter // the descheduler's, once built (the marker runs in its cycles)
 	marker := runner.WithPlugin("WindowMarker", func(context.Context, k8sruntime.Object, framework.Handle) (framework.Plugin, error) {
 		return &windowMarker{begin: func() {
-			// An eviction sent before the reset that has not reached the proxy yet would be counted in
-			// the new window: let such stragglers arrive (and be refused) first.
-			_ = harness.WaitFor(ctx, 5*time.Second, func(context.Context) (bool, error) { return proxy.quiet(100 * time.Millisecond), nil })
+			// An eviction reserved before the reset that has not reached the proxy yet would be
+			// counted in the new window: let such stragglers end (refused) first. Once no eviction
+			// is in flight, every eviction still to come was reserved in the new window. (A quiet
+			// spell at the proxy is not enough: the evictor reads the pod between its reservation
+			// and the Eviction, which on a loaded machine takes longer than any spell.)
+			if err := harness.WaitFor(ctx, 10*time.Second, func(context.Context) (bool, error) { return limiter.InFlight() == 0, nil }); err != nil {
+				t.Errorf("evictions of the previous window still in flight at a cycle's start: %v", err)
+			}
 			proxy.setInject(nil)
 		}}, nil
 	})
@@ -153,6 +160,7 @@ profiles:
 	if len(d.Controllers()) != 1 {
 		t.Fatalf("%d controllers, want NodeCRDResourceFit's", len(d.Controllers()))
 	}
+	limiter = d.Limiter()
 	runCtx, cancel := context.WithCancel(ctx)
 	waitControllers := d.StartControllers(runCtx)
 	defer func() { cancel(); waitControllers() }()
@@ -171,7 +179,7 @@ profiles:
 	for {
 		time.Sleep(250 * time.Millisecond) // the event-triggered controller works between cycles
 		proxy.setInject(refuse)
-		if err := harness.WaitFor(ctx, 10*time.Second, func(context.Context) (bool, error) { return proxy.quiet(100 * time.Millisecond), nil }); err != nil {
+		if err := harness.WaitFor(ctx, 10*time.Second, func(context.Context) (bool, error) { return proxy.idle(), nil }); err != nil {
 			t.Fatalf("evictions still in flight at the end of window %d: %v", len(windows), err)
 		}
 		w := map[string]bool{}

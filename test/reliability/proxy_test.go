@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/rest"
 )
@@ -34,10 +33,10 @@ type faultProxy struct {
 	closing   chan struct{}
 	// podDeletes counts DELETE requests on pods that reached the apiserver.
 	podDeletes int
-	// inFlight counts the evictions forwarded to the apiserver and not answered yet; lastEviction is
-	// when the last eviction request arrived.
-	inFlight     int
-	lastEviction time.Time
+	// inFlight counts the evictions that reached the proxy and are not answered yet. A request takes
+	// its count under the same lock it reads inject under, so once setInject returns, every eviction
+	// that saw the previous inject is counted until it is answered.
+	inFlight int
 	// watches cancels the watch requests being forwarded, by a sequence number.
 	watches   map[int]context.CancelFunc
 	nextWatch int
@@ -65,7 +64,12 @@ func newFaultProxy(t testing.TB) *faultProxy {
 		p.mu.Lock()
 		inject := p.inject
 		if isEviction {
-			p.lastEviction = time.Now()
+			p.inFlight++
+			defer func() {
+				p.mu.Lock()
+				p.inFlight--
+				p.mu.Unlock()
+			}()
 		}
 		p.mu.Unlock()
 		if inject != nil {
@@ -118,15 +122,9 @@ func newFaultProxy(t testing.TB) *faultProxy {
 			rp.ServeHTTP(w, r)
 			return
 		}
-		p.mu.Lock()
-		p.inFlight++
-		p.mu.Unlock()
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		rp.ServeHTTP(rec, r)
 		p.count(pod, rec.code)
-		p.mu.Lock()
-		p.inFlight--
-		p.mu.Unlock()
 	}))
 	t.Cleanup(func() {
 		close(p.closing)
@@ -191,11 +189,11 @@ func (p *faultProxy) kubeconfig(t testing.TB) string {
 	return path
 }
 
-// quiet reports whether no eviction is being forwarded and none arrived for the last d.
-func (p *faultProxy) quiet(d time.Duration) bool {
+// idle reports whether every eviction that reached the proxy has been answered (and counted).
+func (p *faultProxy) idle() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.inFlight == 0 && time.Since(p.lastEviction) >= d
+	return p.inFlight == 0
 }
 
 // deletes returns how many pod DELETE requests reached the apiserver.

@@ -119,6 +119,9 @@ func TestEvictSamePodInFlightOnce(t *testing.T) {
 	first := make(chan error, 1)
 	go func() { first <- cycle.Evict(context.Background(), pod, framework.EvictOptions{PluginName: "A"}) }()
 	<-ep.entered // the first eviction is in flight
+	if n := limiter.InFlight(); n != 1 {
+		t.Errorf("limiter has %d evictions in flight, want 1", n)
+	}
 	err := ctrl.Evict(context.Background(), pod, framework.EvictOptions{PluginName: "B"})
 	if !framework.IsPodGone(err) {
 		t.Errorf("second eviction while the first is in flight = %v, want ErrPodGone", err)
@@ -134,6 +137,9 @@ func TestEvictSamePodInFlightOnce(t *testing.T) {
 		t.Errorf("limiter counts %d evictions, want 1", n)
 	}
 	// The claim ends with the eviction.
+	if n := limiter.InFlight(); n != 0 {
+		t.Errorf("limiter has %d evictions in flight after the eviction ended, want 0", n)
+	}
 	if !limiter.Claim("u1") {
 		t.Errorf("claim still held after the eviction ended")
 	}

@@ -168,6 +168,14 @@ func (l *Limiter) Release(s Slot) {
 	l.perNS[s.namespace]--
 }
 
+// InFlight returns how many evictions are in flight (claimed and not yet ended), whichever window
+// they were reserved in.
+func (l *Limiter) InFlight() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.inFlight)
+}
+
 // Total returns the evictions counted since the last Reset.
 func (l *Limiter) Total() int {
 	l.mu.Lock()
