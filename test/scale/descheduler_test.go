@@ -1,0 +1,119 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// deschedulerPolicy is the upstream Helm chart's default profile (its plugins and their args), with
+// DefaultEvictor's nodeFit on, plus Accord's NodeCRDResourceFit (Deschedule) and SchedulerSimulation
+// (PreEvictionFilter, simulating accord-scheduler's configuration). limits is prepended: empty
+// leaves the safe default caps.
+const deschedulerPolicy = `apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+%s
+profiles:
+- name: default
+  pluginConfig:
+  - name: DefaultEvictor
+    args:
+      ignorePvcPods: true
+      evictLocalStoragePods: true
+      nodeFit: true
+      missingCRPolicy: Reject
+  - name: RemoveDuplicates
+  - name: RemovePodsHavingTooManyRestarts
+    args:
+      podRestartThreshold: 100
+      includingInitContainers: true
+  - name: RemovePodsViolatingNodeAffinity
+    args:
+      nodeAffinityType: [requiredDuringSchedulingIgnoredDuringExecution]
+  - name: RemovePodsViolatingNodeTaints
+  - name: RemovePodsViolatingInterPodAntiAffinity
+  - name: RemovePodsViolatingTopologySpreadConstraint
+  - name: LowNodeUtilization
+    args:
+      thresholds: {cpu: 20, memory: 20, pods: 20}
+      targetThresholds: {cpu: 50, memory: 50, pods: 50}
+  - name: NodeCRDResourceFit
+    args:
+      missingCRPolicy: Reject
+      schedulerNames: [accord-scheduler]
+  plugins:
+    filter:
+      enabled: [DefaultEvictor]
+    preEvictionFilter:
+      enabled: [DefaultEvictor, SchedulerSimulation]
+    deschedule:
+      enabled: [RemovePodsHavingTooManyRestarts, RemovePodsViolatingNodeTaints, RemovePodsViolatingNodeAffinity, RemovePodsViolatingInterPodAntiAffinity, NodeCRDResourceFit]
+    balance:
+      enabled: [RemoveDuplicates, RemovePodsViolatingTopologySpreadConstraint, LowNodeUtilization]
+`
+
+// deschedRun is what one descheduler cycle measured.
+type deschedRun struct {
+	Variant   string
+	Wall      time.Duration // process start to exit: start-up, informer sync, the cycle
+	Cycle     time.Duration // the cycle, from its "Descheduling cycle done" log line
+	Simulated int           // candidates SchedulerSimulation decided on (admitted + blocked)
+	Admitted  int
+	DryRun    int // "Dry run: would evict pod" lines
+	CPU       time.Duration
+	PeakRSS   int64
+}
+
+var cycleDone = regexp.MustCompile(`"Descheduling cycle done" duration="([^"]+)"`)
+
+// runDescheduler runs accord-descheduler for one dry-run cycle with the policy (limits prepended)
+// and the scheduler configuration it simulates, and measures it from its log and its rusage.
+func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedulerConfig, variant, limits string) deschedRun {
+	t.Helper()
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policy, []byte(fmt.Sprintf(deschedulerPolicy, limits)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--kubeconfig="+kubeconfig, "--policy-config-file="+policy,
+		"--scheduler-config-file="+schedulerConfig, "--descheduling-interval=0", "--dry-run", "--secure-port=0",
+		"--client-connection-qps=5000", "--client-connection-burst=5000", "-v=2")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	wall := time.Since(start)
+	if err != nil {
+		t.Fatalf("accord-descheduler (%s): %v\n%s", variant, err, tail(out, 60))
+	}
+	r := deschedRun{Variant: variant, Wall: wall}
+	if r.CPU, r.PeakRSS, err = exitedUsage(cmd.ProcessState); err != nil {
+		t.Fatal(err)
+	}
+	log := string(out)
+	m := cycleDone.FindStringSubmatch(log)
+	if m == nil {
+		t.Fatalf("accord-descheduler (%s) logged no completed cycle:\n%s", variant, tail(out, 60))
+	}
+	if r.Cycle, err = time.ParseDuration(m[1]); err != nil {
+		t.Fatalf("cycle duration %q: %v", m[1], err)
+	}
+	r.Admitted = strings.Count(log, `"Eviction admitted by the scheduler simulation"`)
+	r.Simulated = r.Admitted + strings.Count(log, `"Eviction blocked by the scheduler simulation"`)
+	r.DryRun = strings.Count(log, `"Dry run: would evict pod"`)
+	return r
+}
+
+// tail returns the last n lines of out.
+func tail(out []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
