@@ -1,8 +1,10 @@
 package scale
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,4 +118,70 @@ func tail(out []byte, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// profileDescheduler runs accord-descheduler with the policy (default caps) in interval mode with
+// --profiling, takes a CPU profile from its start and, once its first cycle is done, a heap profile
+// (dir/descheduler.{cpu,heap}.pprof), then stops it. For looking at; it measures nothing.
+func profileDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedulerConfig, dir string) {
+	t.Helper()
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policy, []byte(fmt.Sprintf(deschedulerPolicy, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--kubeconfig="+kubeconfig, "--policy-config-file="+policy,
+		"--scheduler-config-file="+schedulerConfig, "--descheduling-interval=1h", "--dry-run",
+		"--client-connection-qps=5000", "--client-connection-burst=5000", "-v=1",
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--profiling")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	done := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		closed := false
+		for sc.Scan() {
+			if !closed && strings.Contains(sc.Text(), `"Descheduling cycle done"`) {
+				close(done)
+				closed = true
+			}
+		}
+		if !closed {
+			close(done)
+		}
+	}()
+	cpu := make(chan error, 1)
+	go func() {
+		// The endpoint is up once serving starts, shortly after the process does.
+		var err error
+		for i := 0; i < 50; i++ {
+			if err = fetchProfile(ctx, port, fmt.Sprintf("profile?seconds=%d", int(profileSeconds(t).Seconds())), dir, "descheduler.cpu.pprof"); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		cpu <- err
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("accord-descheduler: no cycle done")
+	}
+	if err := fetchProfile(ctx, port, "heap", dir, "descheduler.heap.pprof"); err != nil {
+		t.Errorf("descheduler heap profile: %v", err)
+	}
+	if err := <-cpu; err != nil {
+		t.Errorf("descheduler CPU profile: %v", err)
+	}
+	t.Logf("descheduler: profiles in %s", dir)
 }

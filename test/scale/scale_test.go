@@ -95,6 +95,9 @@ func TestScale(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if dir := pprofDir(); dir != "" {
+		profileDescheduler(t, ctx, deschedBin, kubeconfig, accordConfig, dir)
+	}
 	variants := []struct{ name, limits string }{{"default-caps", ""}}
 	if sz.Uncapped {
 		variants = append(variants, struct{ name, limits string }{"uncapped", "maxNoOfPodsToEvictPerNode: 1000000\nmaxNoOfPodsToEvictTotal: 1000000"})

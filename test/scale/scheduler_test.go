@@ -83,6 +83,7 @@ type bindWatch struct {
 	first, last time.Time
 	firstCPU    time.Duration
 	pid         int
+	onFirst     func() // called (under mu) at the first bind
 }
 
 func (w *bindWatch) observe(obj any) {
@@ -101,6 +102,9 @@ func (w *bindWatch) observe(obj any) {
 		w.first = now
 		if w.pid != 0 {
 			w.firstCPU, _ = procCPU(w.pid)
+		}
+		if w.onFirst != nil {
+			w.onFirst()
 		}
 	}
 	w.last = now
@@ -148,10 +152,25 @@ func runScheduler(t *testing.T, ctx context.Context, client kubernetes.Interface
 
 	pctx, kill := context.WithCancel(ctx)
 	defer kill()
+	args := []string{"--config=" + config, "--secure-port=0"}
+	dir, port := pprofDir(), 0
+	if dir != "" {
+		port = freePort(t)
+		args = append(args[:1], pprofArgs(port)...)
+	}
 	started := time.Now()
-	cmd, _ := harness.StartProcess(t, pctx, bin, "--config="+config, "--secure-port=0", "-v=1")
+	cmd, _ := harness.StartProcess(t, pctx, bin, args...)
 	w.mu.Lock()
 	w.pid = cmd.Process.Pid
+	profiled := make(chan error, 1)
+	if dir != "" {
+		secs := profileSeconds(t)
+		w.onFirst = func() {
+			go func() {
+				profiled <- fetchProfile(ctx, port, fmt.Sprintf("profile?seconds=%d", int(secs.Seconds())), dir, profile+".cpu.pprof")
+			}()
+		}
+	}
 	w.mu.Unlock()
 	// A deadline generous for a loaded machine: 10 pods/s, and two minutes for the informers.
 	deadline := 2*time.Minute + time.Duration(pods)*100*time.Millisecond
@@ -171,6 +190,15 @@ func runScheduler(t *testing.T, ctx context.Context, client kubernetes.Interface
 	rss, err := procPeakRSS(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if dir != "" {
+		if err := fetchProfile(ctx, port, "heap", dir, profile+".heap.pprof"); err != nil {
+			t.Errorf("heap profile of %s: %v", profile, err)
+		}
+		if err := <-profiled; err != nil {
+			t.Errorf("CPU profile of %s: %v", profile, err)
+		}
+		t.Logf("%s: profiles in %s", profile, dir)
 	}
 	kill()
 	_ = cmd.Wait()
