@@ -5,7 +5,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -68,16 +67,6 @@ func procPeakRSS(pid int) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
-}
-
-// exitedUsage returns the CPU time and peak RSS of an exited process from its rusage.
-func exitedUsage(ps *os.ProcessState) (time.Duration, int64, error) {
-	ru, ok := ps.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0, 0, fmt.Errorf("no rusage for the exited process")
-	}
-	// Linux reports ru_maxrss in KiB.
-	return ps.UserTime() + ps.SystemTime(), ru.Maxrss << 10, nil
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
