@@ -65,10 +65,7 @@ func TestScale(t *testing.T) {
 		if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
 			t.Fatal(err)
 		}
-		r := runScheduler(t, ctx, client, schedBin, c.config, c.profile, c.schedulerName, sz.Pods)
-		runs = append(runs, r)
-		figure(t, "scheduler %s nodes=%d pods=%d: %.0f pods/s, CPU %.1fs (%.1fs while binding), peak RSS %.0f MiB, first bind %.1fs after start",
-			r.Profile, sz.Nodes, r.Pods, r.PodsPerSec, r.CPU.Seconds(), r.WindowCPU.Seconds(), mib(r.PeakRSS), r.FirstBindLag.Seconds())
+		runs = append(runs, runScheduler(t, ctx, client, schedBin, c.config, c.profile, c.schedulerName, sz.Nodes, sz.Pods))
 	}
 	ref, acc := runs[0], runs[1]
 	if ref.PodsPerSec <= 0 || acc.PodsPerSec <= 0 {

@@ -119,7 +119,7 @@ func (w *bindWatch) count() int {
 // runScheduler creates pods pending pods for schedulerName in a fresh namespace, starts the
 // scheduler binary with config, waits until every pod is bound and measures the process. It deletes
 // the pods before returning, so the next run starts from the same cluster.
-func runScheduler(t *testing.T, ctx context.Context, client kubernetes.Interface, bin, config, profile, schedulerName string, pods int) schedRun {
+func runScheduler(t *testing.T, ctx context.Context, client kubernetes.Interface, bin, config, profile, schedulerName string, nodes, pods int) schedRun {
 	t.Helper()
 	ns := fmt.Sprintf("sched-%s", profile)
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -210,13 +210,21 @@ func runScheduler(t *testing.T, ctx context.Context, client kubernetes.Interface
 	}
 	w.mu.Unlock()
 
+	// The figure is printed before the clean-up, which a loaded apiserver may make slow.
+	figure(t, "scheduler %s nodes=%d pods=%d: %.0f pods/s, CPU %.1fs (%.1fs while binding), peak RSS %.0f MiB, first bind %.1fs after start",
+		r.Profile, nodes, r.Pods, r.PodsPerSec, r.CPU.Seconds(), r.WindowCPU.Seconds(), mib(r.PeakRSS), r.FirstBindLag.Seconds())
+	// Delete the pods; a DeleteCollection of thousands of pods can outlast the apiserver's request
+	// timeout, so it is repeated until none is left.
 	zero := int64(0)
-	if err := client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
-		t.Fatalf("deleting the pods of %s: %v", ns, err)
-	}
-	if err := harness.WaitFor(ctx, 5*time.Minute, func(ctx context.Context) (bool, error) {
+	if err := harness.WaitFor(ctx, 10*time.Minute, func(ctx context.Context) (bool, error) {
 		l, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
-		return err == nil && len(l.Items) == 0, err
+		if err != nil || len(l.Items) > 0 {
+			if err := client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
+				t.Logf("deleting the pods of %s (retried): %v", ns, err)
+			}
+			return false, nil
+		}
+		return true, nil
 	}); err != nil {
 		t.Fatalf("pods of %s not deleted: %v", ns, err)
 	}
