@@ -24,7 +24,7 @@ UNIT_PKGS := ./apis/... ./pkg/... ./cmd/... ./manifests/...
 # The binaries: cmd/NAME builds bin/accord-NAME.
 COMMANDS := $(notdir $(patsubst %/,%,$(dir $(wildcard cmd/*/main.go))))
 
-.PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench kubectl fuzz
+.PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench bench-scale kubectl fuzz
 .PHONY: static images dockerfiles test-images chart-crds chart-docs
 
 # Images: every cmd/NAME is a product (bin/images/accord-NAME.tar) except the playground; the examples
@@ -81,6 +81,22 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(TEST_FLAGS) ./pkg/...
+
+# The scale benchmark (test/scale, issue #10): the real accord-scheduler and accord-descheduler binaries
+# against a real control plane with NODES nodes (each with a ClusterScopedResource and a NodeMetric):
+# kube-scheduler's default profile, then the Accord profile, each binding PODS pending pods; then one
+# dry-run accord-descheduler cycle over BOUND_PODS bound pods (UNCAPPED=true adds a cycle without
+# eviction limits). Prints the FIGURE lines and their ratios. `make test` runs it at a small size.
+NODES      ?= 5000
+PODS       ?= 10000
+BOUND_PODS ?= 100000
+UNCAPPED   ?= false
+bench-scale:
+	@log=$$(mktemp); \
+	ACCORD_SCALE=1 ACCORD_SCALE_NODES=$(NODES) ACCORD_SCALE_PODS=$(PODS) ACCORD_SCALE_BOUND_PODS=$(BOUND_PODS) \
+	  ACCORD_SCALE_UNCAPPED=$(UNCAPPED) $(GO) test -count=1 -v -timeout 120m $(TEST_FLAGS) -run '^TestScale$$' ./test/scale/ >$$log 2>&1; rc=$$?; \
+	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|scale_test.go:[0-9]+: [0-9]+ ' $$log; \
+	if [ $$rc -ne 0 ]; then tail -n 200 $$log; fi; rm -f $$log; exit $$rc
 
 generate:
 	hack/update-codegen.sh

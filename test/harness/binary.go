@@ -29,6 +29,15 @@ func BuildBinary(t testing.TB, pkg string) string {
 // output, which is logged when the test has failed.
 func StartBinary(t testing.TB, ctx context.Context, bin string, args ...string) *bytes.Buffer {
 	t.Helper()
+	_, out := StartProcess(t, ctx, bin, args...)
+	return out
+}
+
+// StartProcess is StartBinary that also returns the running command, for a test that reads the
+// process's resource usage (/proc/<pid>) while it runs. The output buffer is written while the
+// process runs: read it only after the process has exited.
+func StartProcess(t testing.TB, ctx context.Context, bin string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
 	out := &bytes.Buffer{}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = out, out
@@ -42,5 +51,5 @@ func StartBinary(t testing.TB, ctx context.Context, bin string, args ...string) 
 			t.Logf("%s output:\n%s", filepath.Base(bin), out.String())
 		}
 	})
-	return out
+	return cmd, out
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/apiserver/pkg/server/mux"
 	apiserveroptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/server/routes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -59,6 +60,8 @@ type Options struct {
 	CacheSyncTimeout time.Duration
 	// DisableMetrics stops serving /metrics (health and readiness are still served).
 	DisableMetrics bool
+	// Profiling serves Go's pprof handlers under /debug/pprof/ on the secure port.
+	Profiling bool
 	// EnableHTTP2 allows HTTP/2 on the serving endpoint; it is off by default, as upstream, against
 	// HTTP/2 stream-reset floods (CVE-2023-44487).
 	EnableHTTP2 bool
@@ -118,6 +121,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.IntVar(&o.Burst, "client-connection-burst", o.Burst, "Burst of the connection to the apiserver.")
 	fs.DurationVar(&o.CacheSyncTimeout, "cache-sync-timeout", o.CacheSyncTimeout, "How long to wait at start for the informer caches before exiting with an error that names the ones not synced. While waiting, the unsynced informers are logged every 10s and /readyz reports them.")
 	fs.BoolVar(&o.DisableMetrics, "disable-metrics", o.DisableMetrics, "Do not serve /metrics (by default served with /healthz and /readyz on --bind-address:--secure-port).")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve Go's CPU and heap profiles under /debug/pprof/ on --bind-address:--secure-port, without authentication, as /metrics is served. Off by default.")
 	fs.BoolVar(&o.EnableHTTP2, "enable-http2", o.EnableHTTP2, "Allow HTTP/2 on the /metrics, /healthz and /readyz endpoint. Off by default against HTTP/2 stream-reset floods (CVE-2023-44487).")
 	tfs := fss.FlagSet("tracing")
 	tfs.StringVar(&o.Tracing.CollectorEndpoint, "otel-collector-endpoint", o.Tracing.CollectorEndpoint, "OpenTelemetry collector (OTLP/gRPC, host:port) to send traces of cycles, plugin calls and evictions to; empty turns tracing off.")
@@ -279,6 +283,9 @@ func (o *Options) serve(ctx context.Context, m *metrics.Metrics, ready *readines
 	healthz.InstallReadyzHandler(pathMux, healthz.NamedCheck("informer-sync", func(*http.Request) error { return ready.check() }))
 	if !o.DisableMetrics {
 		pathMux.Handle("/metrics", m.Handler())
+	}
+	if o.Profiling {
+		routes.Profiling{}.Install(pathMux)
 	}
 	_, stopped, err := info.Serve(pathMux, 5*time.Second, ctx.Done())
 	if err != nil {

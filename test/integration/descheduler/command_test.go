@@ -49,7 +49,7 @@ func freePort(t *testing.T) int {
 
 // TestCommandLeaderElectionAndServing runs the real accord-descheduler command, with the flags an
 // operator's Deployment passes, against the control plane: it takes the Lease, runs periodic
-// cycles while leading, answers /healthz, /readyz and /metrics over HTTPS, and on cancel releases
+// cycles while leading, answers /healthz, /readyz, /metrics and (--profiling) /debug/pprof over HTTPS, and on cancel releases
 // the Lease and returns without error.
 func TestCommandLeaderElectionAndServing(t *testing.T) {
 	// The command applies the logging configuration, which a process may only do once unless told
@@ -90,6 +90,7 @@ profiles:
 		"--leader-elect-resource-name=" + leaseName,
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", port),
+		"--profiling",
 	})
 	cmd.SetOut(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -164,6 +165,11 @@ profiles:
 		if !strings.Contains(body, name) {
 			t.Errorf("/metrics lacks %s:\n%s", name, body)
 		}
+	}
+
+	// --profiling: Go's profiles are served.
+	if code, body, err := get("/debug/pprof/heap?debug=1"); err != nil || code != http.StatusOK || !strings.Contains(body, "heap profile") {
+		t.Errorf("/debug/pprof/heap = %d, %v: %.200q", code, err, body)
 	}
 
 	// Cancel: the command returns cleanly and releases the Lease.

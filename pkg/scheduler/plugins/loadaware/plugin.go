@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,6 +59,24 @@ type Plugin struct {
 	viewsMu  sync.RWMutex
 	views    map[string]*nodeView
 	nodeObjs map[string]*corev1.Node
+
+	// cells holds, for each node the Node informer delivered, a cell with the node's current view
+	// (nil: no NodeMetric); a NodeMetric change swaps the view in the cell. byNode maps the Node
+	// objects themselves to their cells, so Filter and Score find a view by pointer, without a
+	// lock or a lookup by node name (which, at thousands of nodes, cost more than the rest of the
+	// plugin). byNode is immutable once published and answers only while its gen is current: a Node
+	// event bumps gen (a NodeMetric change does not), and the first read after that builds a new
+	// one. A Node object it does not hold falls back to views. cells is guarded by viewsMu.
+	cells    map[string]*atomic.Pointer[nodeView]
+	byNode   atomic.Pointer[viewsByNode]
+	gen      atomic.Uint64
+	building atomic.Bool
+}
+
+// viewsByNode is a by-node map of view cells built when gen was current.
+type viewsByNode struct {
+	gen uint64
+	m   map[*corev1.Node]*atomic.Pointer[nodeView]
 }
 
 // nodeView is what Filter and Score need about one node, prepared when its NodeMetric or its Node
@@ -115,6 +134,7 @@ func New(args *config.LoadAwareArgs, metrics crcache.Store[slov1alpha1.NodeMetri
 		clock:    c,
 		views:    map[string]*nodeView{},
 		nodeObjs: map[string]*corev1.Node{},
+		cells:    map[string]*atomic.Pointer[nodeView]{},
 	}
 	for name, pct := range args.UsageThresholds {
 		p.thresholds = append(p.thresholds, constraints.ResourceThreshold{Name: name, Percent: pct})
@@ -137,17 +157,52 @@ func (p *Plugin) view(name string) *nodeView {
 	return v
 }
 
-// setView replaces the node's view; the caller holds viewsMu.
-func (p *Plugin) setView(name string, metric *slov1alpha1.NodeMetric, load *constraints.Load, node *corev1.Node) {
-	if metric == nil {
-		delete(p.views, name)
+// viewOf returns the view of the node (nil when it has no NodeMetric), by Node object when it can.
+func (p *Plugin) viewOf(node *corev1.Node) *nodeView {
+	if b := p.byNode.Load(); b != nil && b.gen == p.gen.Load() {
+		if c, ok := b.m[node]; ok {
+			return c.Load()
+		}
+	} else {
+		p.buildByNode()
+	}
+	return p.view(node.Name)
+}
+
+// buildByNode publishes a by-node map for the current gen, unless another goroutine is building
+// one (meanwhile, reads fall back to views).
+func (p *Plugin) buildByNode() {
+	if !p.building.CompareAndSwap(false, true) {
 		return
 	}
-	v := &nodeView{metric: metric, load: load, node: node}
-	if load != nil && node != nil {
-		v.compiled = constraints.NewNodeLoad(load, node.Status.Allocatable, p.thresholds, p.weights)
+	defer p.building.Store(false)
+	gen := p.gen.Load()
+	p.viewsMu.RLock()
+	m := make(map[*corev1.Node]*atomic.Pointer[nodeView], len(p.nodeObjs))
+	for name, n := range p.nodeObjs {
+		if c := p.cells[name]; c != nil {
+			m[n] = c
+		}
 	}
-	p.views[name] = v
+	p.viewsMu.RUnlock()
+	p.byNode.Store(&viewsByNode{gen: gen, m: m})
+}
+
+// setView replaces the node's view; the caller holds viewsMu.
+func (p *Plugin) setView(name string, metric *slov1alpha1.NodeMetric, load *constraints.Load, node *corev1.Node) {
+	var v *nodeView
+	if metric == nil {
+		delete(p.views, name)
+	} else {
+		v = &nodeView{metric: metric, load: load, node: node}
+		if load != nil && node != nil {
+			v.compiled = constraints.NewNodeLoad(load, node.Status.Allocatable, p.thresholds, p.weights)
+		}
+		p.views[name] = v
+	}
+	if c := p.cells[name]; c != nil {
+		c.Store(v)
+	}
 }
 
 // metricChanged follows the NodeMetric store (see crcache.Store.Watch); metric is nil after a
@@ -165,12 +220,19 @@ func (p *Plugin) nodeChanged(name string, node *corev1.Node) {
 	defer p.viewsMu.Unlock()
 	if node == nil {
 		delete(p.nodeObjs, name)
+		delete(p.cells, name)
 	} else {
 		p.nodeObjs[name] = node
+		if p.cells[name] == nil {
+			c := &atomic.Pointer[nodeView]{}
+			c.Store(p.views[name])
+			p.cells[name] = c
+		}
 	}
 	if v := p.views[name]; v != nil {
 		p.setView(name, v.metric, v.load, node)
 	}
+	p.gen.Add(1)
 }
 
 // nodeEventHandler keeps the views in step with the scheduler's Node informer.
@@ -197,7 +259,7 @@ func (p *Plugin) nodeEventHandler() cache.ResourceEventHandler {
 // check is constraints.CheckLoad for the node's current NodeMetric, from the compiled view when it
 // was built for this very Node object.
 func (p *Plugin) check(node *corev1.Node, now time.Time) constraints.LoadCheck {
-	v := p.view(node.Name)
+	v := p.viewOf(node)
 	switch {
 	case v == nil:
 		return constraints.LoadCheck{Stale: true}
@@ -212,7 +274,7 @@ func (p *Plugin) check(node *corev1.Node, now time.Time) constraints.LoadCheck {
 
 // score is constraints.LoadScore for the node's current NodeMetric; see check.
 func (p *Plugin) score(node *corev1.Node, requests []float64, now time.Time) int64 {
-	v := p.view(node.Name)
+	v := p.viewOf(node)
 	switch {
 	case v == nil:
 		return constraints.NeutralLoadScore

@@ -284,8 +284,15 @@ func TestViewsAgreeWithConstraints(t *testing.T) {
 	h.OnUpdate(small, big)
 	expect("allocatable grew", big, true)
 	expect("snapshot still has the old node", small, false)
+	byNode := p.byNode.Load()
+	if byNode == nil || byNode.gen != p.gen.Load() || byNode.m[big] == nil {
+		t.Fatalf("no current by-node map holding the node after reads: %+v", byNode)
+	}
 	store.Put(nm("n1", "2", now, "1", "1Gi"))
 	expect("metric dropped", big, true)
+	if p.byNode.Load() != byNode || byNode.gen != p.gen.Load() {
+		t.Error("a NodeMetric change rebuilt the by-node map; it should only swap the node's view")
+	}
 	clk.SetTime(now.Add(2 * time.Minute))
 	expect("metric expired after its view was built", big, true)
 	store.Put(nm("n1", "3", clk.Now(), "7900m", "1Gi"))

@@ -19,16 +19,26 @@ const benchNodes = 5000
 
 // BenchmarkFilterScore measures Filter followed by Score for one (pod, node) pair, cycling through
 // 5000 nodes that each have a ClusterScopedResource, as the scheduler calls them. PreFilter runs
-// once per pod, outside the measurement.
+// once per pod, outside the measurement. by-name: the plugin has not seen the Node objects and
+// looks CRs up by node name; by-node: it has (as from the scheduler's Node informer).
 func BenchmarkFilterScore(b *testing.B) {
-	for _, tc := range []struct {
+	type benchCase struct {
 		name   string
 		enable map[corev1.ResourceName]bool
 		fits   bool
-	}{
-		{name: "fits", enable: map[corev1.ResourceName]bool{"cpu": true, "memory": true, exMem: true, exSSD: true}, fits: true},
-		{name: "missing-resource", enable: map[corev1.ResourceName]bool{"cpu": true, "memory": true, exMem: true}},
-	} {
+		byNode bool
+	}
+	var cases []benchCase
+	for _, byNode := range []bool{false, true} {
+		suffix := "/by-name"
+		if byNode {
+			suffix = "/by-node"
+		}
+		cases = append(cases,
+			benchCase{name: "fits" + suffix, enable: map[corev1.ResourceName]bool{"cpu": true, "memory": true, exMem: true, exSSD: true}, fits: true, byNode: byNode},
+			benchCase{name: "missing-resource" + suffix, enable: map[corev1.ResourceName]bool{"cpu": true, "memory": true, exMem: true}, byNode: byNode})
+	}
+	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			// As a Cache fills it: each CR with its compiled Offer.
 			store := crcache.NewOfferStore()
@@ -41,6 +51,12 @@ func BenchmarkFilterScore(b *testing.B) {
 				nodes[i] = ni
 			}
 			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyReject}, store)
+			if tc.byNode {
+				h := p.NodeEventHandler()
+				for _, ni := range nodes {
+					h.OnAdd(ni.Node(), true)
+				}
+			}
 			pod := st.MakePod().Name("p").Namespace("ns").
 				Req(map[corev1.ResourceName]string{"cpu": "500m", "memory": "1Gi", exMem: "100Mi"}).
 				InitReq(map[corev1.ResourceName]string{exSSD: "1"}).Obj()

@@ -8,10 +8,13 @@ package nodecrdresourcefit
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -43,6 +46,19 @@ const (
 type Plugin struct {
 	store  crcache.Store[schedv1alpha1.ClusterScopedResource]
 	policy config.MissingCRPolicy
+
+	// byNode maps each Node object the scheduler's Node informer delivered last to its node's
+	// compiled Offer (nil: no CR), so Filter and Score find it by pointer: at thousands of nodes a
+	// lookup by node name (hashing and comparing the name, in a map much larger than the CPU's
+	// cache) cost more than the rest of the plugin. The scheduler's snapshot shares Node objects
+	// with the informer; a Node object not in the map (a moment between the two) falls back to the
+	// store. The map is immutable once published and answers only while its gen is current: a Node
+	// event or a CR change bumps gen, and the first read after that builds a new map.
+	byNode   atomic.Pointer[offersByNode]
+	gen      atomic.Uint64
+	nodesMu  sync.Mutex
+	nodes    map[string]*corev1.Node
+	building atomic.Bool
 }
 
 var (
@@ -65,13 +81,98 @@ func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Obje
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", Name, err)
 		}
-		return New(args, store), nil
+		p := New(args, store)
+		if f := h.SharedInformerFactory(); f != nil {
+			if _, err := f.Core().V1().Nodes().Informer().AddEventHandler(p.NodeEventHandler()); err != nil {
+				return nil, fmt.Errorf("%s: watching Nodes: %w", Name, err)
+			}
+		}
+		return p, nil
 	}
 }
 
-// New builds the plugin from validated args and a ClusterScopedResource store.
+// New builds the plugin from validated args and a ClusterScopedResource store. Its Filter and Score
+// look CRs up by node name until it is given Node objects (NodeEventHandler).
 func New(args *config.NodeCRDResourceFitArgs, store crcache.Store[schedv1alpha1.ClusterScopedResource]) *Plugin {
-	return &Plugin{store: store, policy: args.MissingCRPolicy}
+	p := &Plugin{store: store, policy: args.MissingCRPolicy, nodes: map[string]*corev1.Node{}}
+	store.Watch(func(string, *schedv1alpha1.ClusterScopedResource, any) { p.invalidate() })
+	return p
+}
+
+// offersByNode is a by-node map built when gen was current.
+type offersByNode struct {
+	gen uint64
+	m   map[*corev1.Node]*constraints.Offer
+}
+
+// invalidate retires the by-node map. A CR change calls it under the store's lock (Watch), after
+// the store holds the change, so a map built from a gen read later has seen it. It takes no lock.
+func (p *Plugin) invalidate() {
+	p.gen.Add(1)
+}
+
+// NodeEventHandler keeps the plugin's by-node map in step with the scheduler's Node informer.
+func (p *Plugin) NodeEventHandler() cache.ResourceEventHandler {
+	set := func(name string, node *corev1.Node) {
+		p.nodesMu.Lock()
+		if node == nil {
+			delete(p.nodes, name)
+		} else {
+			p.nodes[name] = node
+		}
+		p.nodesMu.Unlock()
+		p.invalidate()
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if n, ok := obj.(*corev1.Node); ok {
+				set(n.Name, n)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if n, ok := obj.(*corev1.Node); ok {
+				set(n.Name, n)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if n, ok := obj.(*corev1.Node); ok {
+				set(n.Name, nil)
+			}
+		},
+	}
+}
+
+// offer returns the compiled Offer of node's CR (nil: none).
+func (p *Plugin) offer(node *corev1.Node) *constraints.Offer {
+	if b := p.byNode.Load(); b != nil && b.gen == p.gen.Load() {
+		if o, ok := b.m[node]; ok {
+			return o
+		}
+	} else {
+		p.build()
+	}
+	_, o := crcache.OfferOf(p.store, node.Name)
+	return o
+}
+
+// build publishes a by-node map for the current gen, unless another goroutine is building one
+// (meanwhile, reads fall back to the store).
+func (p *Plugin) build() {
+	if !p.building.CompareAndSwap(false, true) {
+		return
+	}
+	defer p.building.Store(false)
+	gen := p.gen.Load()
+	p.nodesMu.Lock()
+	m := make(map[*corev1.Node]*constraints.Offer, len(p.nodes))
+	for name, n := range p.nodes {
+		_, m[n] = crcache.OfferOf(p.store, name)
+	}
+	p.nodesMu.Unlock()
+	p.byNode.Store(&offersByNode{gen: gen, m: m})
 }
 
 func argsFrom(obj runtime.Object) (*config.NodeCRDResourceFitArgs, error) {
@@ -132,7 +233,7 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 	if node == nil {
 		return fwk.NewStatus(fwk.Error, "node not found")
 	}
-	_, offer := crcache.OfferOf(p.store, node.Name)
+	offer := p.offer(node)
 	switch v := offer.Fit(s.requested, p.policy == config.MissingCRPolicyIgnore); {
 	case !v.Rejected:
 		return nil
@@ -159,8 +260,7 @@ func (p *Plugin) Score(_ context.Context, state fwk.CycleState, pod *corev1.Pod,
 	if node == nil {
 		return 0, fwk.NewStatus(fwk.Error, "node not found")
 	}
-	_, offer := crcache.OfferOf(p.store, node.Name)
-	return offer.NodeScore(s.requested), nil
+	return p.offer(node).NodeScore(s.requested), nil
 }
 
 // ScoreExtensions returns nil: scores are already on the framework's 0-100 scale, and stretching

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
@@ -25,6 +26,9 @@ type Plugin struct {
 	h    framework.Handle
 	args *RemoveDuplicatesArgs
 	sel  *pluginutil.PodSelector
+	// owners is the pod informer's indexer with ownerIndex; nil when it could not be added (then
+	// NodeVerdict scans the namespace).
+	owners cache.Indexer
 }
 
 var _ framework.BalancePlugin = &Plugin{}
@@ -39,8 +43,37 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework
 	if err != nil {
 		return nil, err
 	}
-	return &Plugin{h: h, args: args, sel: sel}, nil
+	p := &Plugin{h: h, args: args, sel: sel}
+	if f := h.SharedInformerFactory(); f != nil {
+		inf := f.Core().V1().Pods().Informer()
+		if _, ok := inf.GetIndexer().GetIndexers()[ownerIndex]; ok {
+			p.owners = inf.GetIndexer()
+		} else if err := inf.AddIndexers(cache.Indexers{ownerIndex: ownerIndexFunc}); err == nil {
+			p.owners = inf.GetIndexer()
+		} else {
+			klog.FromContext(ctx).Info("Cannot index pods by owner; NodeVerdict scans the namespace", "plugin", Name, "err", err)
+		}
+	}
+	return p, nil
 }
+
+// ownerIndex indexes pods by "namespace/kind/name" of each owner, so NodeVerdict reads the pods of
+// one owner instead of every pod of the namespace for each candidate SchedulerSimulation checks.
+const ownerIndex = "accord.dev/owner"
+
+func ownerIndexFunc(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || len(pod.OwnerReferences) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(pod.OwnerReferences))
+	for _, o := range pod.OwnerReferences {
+		keys = append(keys, ownerIndexKey(pod.Namespace, o.Kind, o.Name))
+	}
+	return keys, nil
+}
+
+func ownerIndexKey(namespace, kind, name string) string { return namespace + "/" + kind + "/" + name }
 
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return Name }

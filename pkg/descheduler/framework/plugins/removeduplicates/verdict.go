@@ -37,12 +37,27 @@ func (p *Plugin) NodeVerdict(pod *corev1.Pod, node *corev1.Node) (bool, string) 
 	if n < 2 {
 		return false, ""
 	}
-	pods, err := p.h.SharedInformerFactory().Core().V1().Pods().Lister().Pods(pod.Namespace).List(labels.Everything())
-	if err != nil {
-		return false, ""
+	var nsPods []*corev1.Pod
+	if p.owners == nil {
+		if nsPods, err = p.h.SharedInformerFactory().Core().V1().Pods().Lister().Pods(pod.Namespace).List(labels.Everything()); err != nil {
+			return false, ""
+		}
 	}
 	var other []ownerKey
 	for _, k := range keys {
+		pods := nsPods
+		if p.owners != nil {
+			objs, err := p.owners.ByIndex(ownerIndex, ownerIndexKey(k.namespace, k.kind, k.name))
+			if err != nil {
+				return false, ""
+			}
+			pods = make([]*corev1.Pod, 0, len(objs))
+			for _, o := range objs {
+				if q, ok := o.(*corev1.Pod); ok {
+					pods = append(pods, q)
+				}
+			}
+		}
 		total, onNode := 0, 0
 		for _, q := range pods {
 			if q.Spec.NodeName == "" || pluginutil.IsFinished(q) || q.DeletionTimestamp != nil {

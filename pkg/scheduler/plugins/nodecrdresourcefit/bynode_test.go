@@ -1,0 +1,76 @@
+package nodecrdresourcefit
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+
+	"github.com/accord-sched/accord/apis/config"
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+)
+
+// With the Node informer's objects, Filter and Score answer from the by-node map, and follow every
+// later CR change, Node update and Node delete (falling back to the store for a Node object the
+// map does not hold).
+func TestByNodeFollowsChanges(t *testing.T) {
+	ctx := context.Background()
+	store := crcache.NewOfferStore(cr("n1", "1", map[corev1.ResourceName]bool{exMem: true}, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: 30}))
+	p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyReject}, store)
+	h := p.NodeEventHandler()
+	n1 := st.MakeNode().Name("n1").Obj()
+	h.OnAdd(n1, true)
+	pod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{exMem: "1"}).Obj()
+	state := framework.NewCycleState()
+	if _, s := p.PreFilter(ctx, state, pod, nil); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	ni := func(n *corev1.Node) fwk.NodeInfo {
+		info := framework.NewNodeInfo()
+		info.SetNode(n)
+		return info
+	}
+	check := func(step string, n *corev1.Node, fits bool, score int64) {
+		t.Helper()
+		s := p.Filter(ctx, state, pod, ni(n))
+		if s.IsSuccess() != fits {
+			t.Fatalf("%s: Filter = %v, want fits=%v", step, s, fits)
+		}
+		if fits {
+			if got, _ := p.Score(ctx, state, pod, ni(n)); got != score {
+				t.Fatalf("%s: Score = %d, want %d", step, got, score)
+			}
+		}
+	}
+	check("first read builds the map", n1, true, 30)
+	if b := p.byNode.Load(); b == nil || b.m[n1] == nil {
+		t.Fatal("no by-node map holding n1 after a read")
+	}
+	check("from the map", n1, true, 30)
+
+	store.Put(cr("n1", "2", map[corev1.ResourceName]bool{exMem: true}, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: 70}))
+	check("CR score changed", n1, true, 70)
+	store.Put(cr("n1", "3", map[corev1.ResourceName]bool{exMem: false}, nil))
+	check("CR disables the resource", n1, false, 0)
+	store.Put(cr("n1", "4", map[corev1.ResourceName]bool{exMem: true}, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: 10}))
+
+	n1b := n1.DeepCopy()
+	n1b.Labels = map[string]string{"updated": "true"}
+	check("a Node object the map does not hold yet", n1b, true, 10)
+	h.OnUpdate(n1, n1b)
+	check("updated Node", n1b, true, 10)
+	if b := p.byNode.Load(); b == nil || b.gen != p.gen.Load() || len(b.m) != 1 || b.m[n1b] == nil {
+		t.Fatalf("by-node map after the update: %+v", b)
+	}
+	store.Remove("n1")
+	check("CR deleted", n1b, false, 0)
+	h.OnDelete(n1b)
+	check("Node deleted", n1b, false, 0)
+	if b := p.byNode.Load(); b == nil || len(b.m) != 0 {
+		t.Fatalf("by-node map after the delete: %+v", b)
+	}
+}

@@ -1,0 +1,142 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
+	"github.com/accord-sched/accord/test/harness"
+)
+
+// TestScale builds accord-scheduler and accord-descheduler, starts a control plane with the
+// population of the size (see scaleSize) and prints the FIGURE lines of issue #10: (a) the scheduler
+// with kube-scheduler's default profile, then with the Accord profile, each binding the same number
+// of pending pods; (b) one dry-run descheduler cycle with default caps (and without, if asked). It
+// asserts what must hold at any speed: every pod bound by both, a cycle completed that simulated
+// candidates and would evict pods.
+func TestScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries and starts a control plane")
+	}
+	sz, big := scaleSize(t)
+	ctx := context.Background()
+	schedBin := harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/scheduler")
+	deschedBin := harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
+
+	env, err := harness.Start(ctx, harness.Options{WithoutControllers: true, WithoutNodeSimulator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Stop)
+	// The population is created unthrottled.
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = 20000, 20000
+	client := kubernetes.NewForConfigOrDie(cfg)
+	crCfg := env.CRConfig()
+	crCfg.QPS, crCfg.Burst = 20000, 20000
+	accord := accordclient.NewForConfigOrDie(crCfg)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := env.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	if err := createNodes(ctx, client, accord, sz.Nodes); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d nodes with ClusterScopedResources and NodeMetrics created in %s", sz.Nodes, time.Since(start).Round(time.Millisecond))
+
+	// (a) The scheduler: the reference first, then the Accord profile, on the same nodes.
+	refConfig, accordConfig := schedulerConfigs(t, kubeconfig)
+	var runs []schedRun
+	for _, c := range []struct{ profile, config, schedulerName string }{
+		{"kube-scheduler-default", refConfig, corev1.DefaultSchedulerName},
+		{"accord", accordConfig, "accord-scheduler"},
+	} {
+		// LoadAware ignores a NodeMetric older than 180 s: every run starts with fresh ones.
+		if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, runScheduler(t, ctx, client, schedBin, c.config, c.profile, c.schedulerName, sz.Nodes, sz.Pods))
+	}
+	ref, acc := runs[0], runs[1]
+	if ref.PodsPerSec <= 0 || acc.PodsPerSec <= 0 {
+		t.Fatalf("no throughput measured: %+v", runs)
+	}
+	figure(t, "scheduler ratio accord/kube-scheduler-default nodes=%d pods=%d: throughput %.2fx, CPU %.2fx (%.2fx while binding), peak RSS %.2fx",
+		sz.Nodes, sz.Pods, acc.PodsPerSec/ref.PodsPerSec, ratio(acc.CPU, ref.CPU), ratio(acc.WindowCPU, ref.WindowCPU), float64(acc.PeakRSS)/float64(ref.PeakRSS))
+	t.Log("the reference is accord-scheduler with kube-scheduler's default profile only: it is kube-scheduler's command with Accord's plugins registered but not enabled")
+
+	// (b) The descheduler over bound pods, 1% of the nodes (at least one) no longer offering memory.
+	ns := "bound"
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if err := createBoundPods(ctx, client, ns, "accord-scheduler", sz.BoundPods, sz.Nodes); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d bound Running pods created in %s", sz.BoundPods, time.Since(start).Round(time.Millisecond))
+	violating := max(sz.Nodes/100, 1)
+	for i := 0; i < violating; i++ {
+		// Light nodes (not a multiple of 5), so LowNodeUtilization does not also pick them.
+		if err := disableMemory(ctx, accord, i*5+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dir := pprofDir(); dir != "" {
+		profileDescheduler(t, ctx, deschedBin, kubeconfig, accordConfig, dir)
+	}
+	variants := []struct{ name, limits string }{{"default-caps", ""}}
+	if sz.Uncapped {
+		variants = append(variants, struct{ name, limits string }{"uncapped", "maxNoOfPodsToEvictPerNode: 1000000\nmaxNoOfPodsToEvictTotal: 1000000"})
+	}
+	var capped deschedRun
+	for _, v := range variants {
+		if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
+			t.Fatal(err)
+		}
+		r := runDescheduler(t, ctx, deschedBin, kubeconfig, accordConfig, v.name, v.limits)
+		perSec, perCand := 0.0, 0.0
+		if r.Simulated > 0 {
+			perSec = float64(r.Simulated) / r.Cycle.Seconds()
+			perCand = r.Cycle.Seconds() * 1000 / float64(r.Simulated)
+		}
+		figure(t, "descheduler %s nodes=%d pods=%d (%d nodes violating NodeCRDResourceFit): cycle %.2fs, wall %.1fs, %d candidates simulated (%d admitted, %d dry-run evictions), %.0f candidates/s (%.2f ms of cycle per candidate), CPU %.1fs, peak RSS %.0f MiB",
+			r.Variant, sz.Nodes, sz.BoundPods, violating, r.Cycle.Seconds(), r.Wall.Seconds(), r.Simulated, r.Admitted, r.DryRun, perSec, perCand, r.CPU.Seconds(), mib(r.PeakRSS))
+		if r.Simulated == 0 || r.DryRun == 0 {
+			t.Errorf("descheduler %s: %d candidates simulated, %d dry-run evictions: the population must give it work", r.Variant, r.Simulated, r.DryRun)
+		}
+		if v.name == "default-caps" {
+			capped = r
+		} else if r.Simulated < capped.Simulated {
+			t.Errorf("uncapped cycle simulated %d candidates, fewer than the capped one's %d", r.Simulated, capped.Simulated)
+		}
+	}
+	if !big {
+		t.Log("smoke size; run `make bench-scale` for the cluster-scale figures")
+	}
+}
+
+// figure prints a measured figure on its own line (make bench-scale greps for FIGURE).
+func figure(t *testing.T, format string, args ...any) {
+	t.Helper()
+	line := "FIGURE " + fmt.Sprintf(format, args...)
+	fmt.Println(line)
+	t.Log(line)
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a.Seconds() / b.Seconds()
+}
