@@ -18,10 +18,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/accord-sched/accord/test/harness"
 )
 
 // Binary is where Debian's package installs Prometheus; PATH is searched when it is not there.
@@ -67,7 +70,7 @@ scrape_configs:
 	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(harness.FreePort(t)))
 	log := &bytes.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
@@ -108,17 +111,6 @@ scrape_configs:
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 type lockedWriter struct {

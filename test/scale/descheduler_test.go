@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/accord-sched/accord/test/harness"
 )
 
 // deschedulerPolicy is the upstream Helm chart's default profile (its plugins and their args), with
@@ -148,7 +150,7 @@ func profileDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, sche
 	if err := os.WriteFile(policy, []byte(fmt.Sprintf(deschedulerPolicy, "")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := harness.FreePort(t)
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--kubeconfig="+kubeconfig, "--policy-config-file="+policy,

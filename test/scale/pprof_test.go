@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,17 +16,6 @@ import (
 // pprofDir is where the scheduler runs' profiles go when ACCORD_SCALE_PPROF_DIR is set (profiles
 // are for looking at, never committed); empty: no profiling.
 func pprofDir() string { return os.Getenv("ACCORD_SCALE_PPROF_DIR") }
-
-// freePort returns a loopback TCP port nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // pprofArgs are the kube-scheduler flags that serve its pprof endpoints on port without
 // authentication (loopback only).

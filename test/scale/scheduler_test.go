@@ -155,7 +155,7 @@ func runScheduler(t *testing.T, ctx context.Context, client kubernetes.Interface
 	args := []string{"--config=" + config, "--secure-port=0"}
 	dir, port := pprofDir(), 0
 	if dir != "" {
-		port = freePort(t)
+		port = harness.FreePort(t)
 		args = append(args[:1], pprofArgs(port)...)
 	}
 	started := time.Now()

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -37,16 +36,6 @@ func (c cycleCounter) Deschedule(context.Context, []*corev1.Node) *framework.Sta
 	return nil
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // TestCommandLeaderElectionAndServing runs the real accord-descheduler command, with the flags an
 // operator's Deployment passes, against the control plane: it takes the Lease, runs periodic
 // cycles while leading, answers /healthz, /readyz, /metrics and (--profiling) /debug/pprof over HTTPS, and on cancel releases
@@ -74,7 +63,7 @@ profiles:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := harness.FreePort(t)
 	const leaseName = "accord-descheduler"
 
 	var cycles atomic.Int32

@@ -179,7 +179,7 @@ profiles:
 		"--leader-elect-resource-namespace=" + f.ns,
 		// Secure serving.
 		"--bind-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", freePort(t)),
+		fmt.Sprintf("--secure-port=%d", harness.FreePort(t)),
 		"--cert-dir=" + dir,
 		"--tls-cert-file=" + servingCert,
 		"--tls-private-key-file=" + servingKey,
@@ -323,7 +323,7 @@ profiles:
 		{"disable-metrics,enable-http2", []string{"--disable-metrics", "--enable-http2"}, http.StatusNotFound, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			port := freePort(t)
+			port := harness.FreePort(t)
 			cmd := app.NewDeschedulerCommand()
 			cmd.SetArgs(append([]string{"--policy-config-file=" + policy, "--client-connection-kubeconfig=" + kubeconfig,
 				"--descheduling-interval=1h", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port)}, tc.flags...))

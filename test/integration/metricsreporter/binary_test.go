@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -56,12 +55,7 @@ func TestBinaryLeaderElection(t *testing.T) {
 		log  *bytes.Buffer
 	}
 	start := func() *replica {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
+		port := harness.FreePort(t)
 		r := &replica{port: port, log: &bytes.Buffer{}}
 		r.cmd = exec.Command(bin, "--kubeconfig="+kubeconfig, "--config="+config, "--leader-elect=true",
 			"--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=500ms",

@@ -9,7 +9,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	osexec "os/exec"
@@ -41,16 +40,6 @@ func write(t *testing.T, dir, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // expectExit runs bin and expects it to exit non-zero within 30 s with output naming each of want.
@@ -130,7 +119,7 @@ profiles:
     preEvictionFilter: {enabled: [DefaultEvictor]}
     deschedule: {enabled: [RemovePodsViolatingNodeTaints]}
 `, ns))
-	port := freePort(t)
+	port := harness.FreePort(t)
 	out := harness.StartBinary(t, ctx, bin, "--kubeconfig="+kubeconfig, "--policy-config-file="+policy,
 		"--descheduling-interval=2s", fmt.Sprintf("--secure-port=%d", port), "--bind-address=127.0.0.1", "-v=2")
 
