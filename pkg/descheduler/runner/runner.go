@@ -41,6 +41,10 @@ import (
 // the evictions of each window.
 const DefaultLimitWindow = time.Minute
 
+// CacheCheckPeriod is how often, in event-only mode, the descheduler checks that its caches have not
+// gone stale (a broken watch) and says so; cycles check before they start.
+const CacheCheckPeriod = 10 * time.Second
+
 // Option adds plugins to the descheduler's registries.
 type Option func(framework.Registry, framework.ArgsTypes) error
 
@@ -332,6 +336,9 @@ func (d *Descheduler) run(ctx context.Context, cfg Config) error {
 				window = DefaultLimitWindow
 			}
 			go wait.Until(d.Limiter().Reset, window, ctx.Done())
+			// No cycle runs to check the cache gate first, so it is checked on its own: evictions
+			// held on stale caches are logged, counted in caches_stale and reflected in /readyz.
+			go wait.UntilWithContext(ctx, func(ctx context.Context) { d.CheckCaches(ctx) }, CacheCheckPeriod)
 		}
 	}
 	if cfg.DeschedulingInterval == 0 {

@@ -71,3 +71,53 @@ func TestCycleSkippedWhileCachesNotResynced(t *testing.T) {
 		t.Errorf("cycles_total = %v, want 1", v)
 	}
 }
+
+// Outside a cycle (event-only mode), CheckCaches reports the caches waited for and a change of state
+// (caches_stale, OnCachesStale) without running or counting a cycle.
+func TestCheckCachesOutsideCycles(t *testing.T) {
+	c := fake.NewCluster(fake.Node("n1", nil, 4, 8))
+	rec := &recorder{}
+	p, err := policy.Decode([]byte("apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: one\n  plugins:\n    deschedule: {enabled: [D1]}\n"), plugins.NewInTreeArgs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := true
+	gate := cachegate.NewGate(cachegate.NewTracker(), func(context.Context) error {
+		if down {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	var changes [][]string
+	d, err := fwruntime.New(t.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
+		Registry: registry(rec, nil), Metrics: metrics.New(), CacheGate: gate, OnCachesStale: func(w []string) { changes = append(changes, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Start(t)
+	ctx := context.Background()
+	if w := d.CheckCaches(ctx); len(w) != 1 {
+		t.Fatalf("CheckCaches = %v, want the apiserver", w)
+	}
+	d.CheckCaches(ctx)
+	m := d.Metrics()
+	if v, _ := testutil.GetGaugeMetricValue(m.CachesStale); v != 1 {
+		t.Errorf("caches_stale = %v, want 1", v)
+	}
+	if v, _ := testutil.GetCounterMetricValue(m.CyclesSkipped.WithLabelValues(metrics.SkipCachesNotSynced)); v != 0 {
+		t.Errorf("cycles_skipped_total = %v outside cycles, want 0", v)
+	}
+	down = false
+	if w := d.CheckCaches(ctx); w != nil {
+		t.Errorf("CheckCaches = %v once the apiserver answers, want none", w)
+	}
+	if v, _ := testutil.GetGaugeMetricValue(m.CachesStale); v != 0 {
+		t.Errorf("caches_stale = %v, want 0", v)
+	}
+	if len(changes) != 2 || len(changes[0]) != 1 || changes[1] != nil {
+		t.Errorf("OnCachesStale calls %v, want one naming the apiserver, then nil", changes)
+	}
+	if len(rec.calls) != 0 {
+		t.Errorf("plugins ran: %v", rec.calls)
+	}
+}

@@ -473,38 +473,57 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 // re-synced: at Info level on the first skip of an outage, at V(2) on the next ones.
 const SkipMessage = "Skipping descheduling cycle: caches not re-synced"
 
+// HeldMessage is logged, with waitingFor, when the caches are found not re-synced outside a cycle
+// (event-only mode): the event-triggered controllers' evictions are held meanwhile.
+const HeldMessage = "Caches not re-synced: evictions held"
+
 // cachesFresh asks the CacheGate (when there is one) whether the caches can be decided on; when they
 // cannot, the cycle is skipped, counted and logged.
 func (d *Descheduler) cachesFresh(ctx context.Context) bool {
-	if d.gate == nil {
-		return true
-	}
-	logger := klog.FromContext(ctx)
-	waiting, changed := d.gate.Check(ctx)
+	waiting, changed := d.checkCaches(ctx, SkipMessage)
 	if ctx.Err() != nil {
 		return false
 	}
 	if len(waiting) == 0 {
-		if changed {
-			d.metrics.CachesStale.Set(0)
-			logger.Info("Caches re-synced; descheduling cycles resume")
-			if d.onStale != nil {
-				d.onStale(nil)
-			}
-		}
 		return true
 	}
 	d.metrics.CyclesSkipped.WithLabelValues(metrics.SkipCachesNotSynced).Inc()
-	if changed {
-		d.metrics.CachesStale.Set(1)
-		logger.Info(SkipMessage, "waitingFor", waiting)
-		if d.onStale != nil {
-			d.onStale(waiting)
-		}
-	} else {
-		logger.V(2).Info(SkipMessage, "waitingFor", waiting)
+	if !changed {
+		klog.FromContext(ctx).V(2).Info(SkipMessage, "waitingFor", waiting)
 	}
 	return false
+}
+
+// CheckCaches asks the CacheGate (when there is one) whether the caches can be decided on, and
+// reports a change either way: a log line, the caches_stale metric and OnCachesStale (readiness).
+// Cycles do it first thing; in event-only mode, where no cycle runs, the runner calls it every limit
+// window so that held evictions are said and seen. It returns the caches waited for (none: fresh).
+func (d *Descheduler) CheckCaches(ctx context.Context) []string {
+	waiting, _ := d.checkCaches(ctx, HeldMessage)
+	return waiting
+}
+
+func (d *Descheduler) checkCaches(ctx context.Context, staleMessage string) (waiting []string, changed bool) {
+	if d.gate == nil {
+		return nil, false
+	}
+	waiting, changed = d.gate.Check(ctx)
+	if ctx.Err() != nil || !changed {
+		return waiting, changed
+	}
+	logger := klog.FromContext(ctx)
+	if len(waiting) == 0 {
+		waiting = nil
+		d.metrics.CachesStale.Set(0)
+		logger.Info("Caches re-synced; descheduling cycles resume")
+	} else {
+		d.metrics.CachesStale.Set(1)
+		logger.Info(staleMessage, "waitingFor", waiting)
+	}
+	if d.onStale != nil {
+		d.onStale(waiting)
+	}
+	return waiting, changed
 }
 
 func (d *Descheduler) call(ctx context.Context, profile, plugin, point string, fn func(context.Context) *framework.Status) {
