@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -13,11 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apiserver/pkg/server"
-	"k8s.io/apiserver/pkg/server/healthz"
-	"k8s.io/apiserver/pkg/server/mux"
 	apiserveroptions "k8s.io/apiserver/pkg/server/options"
-	"k8s.io/apiserver/pkg/server/routes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -252,7 +247,13 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 		leHealth = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 	}
 	if o.SecureServing.BindPort != 0 || o.SecureServing.Listener != nil {
-		stopped, err := o.serve(ctx, m, ready, leHealth)
+		var metricsHandler http.Handler
+		if !o.DisableMetrics {
+			metricsHandler = m.Handler()
+		}
+		// HTTP/2 only with --enable-http2 (upstream's switch), and never with --disable-http2-serving.
+		stopped, err := component.Serve(ctx, o.SecureServing, component.Serving{Name: "accord-descheduler", Leader: leHealth,
+			Ready: ready.check, Metrics: metricsHandler, Profiling: o.Profiling, DisableHTTP2: !o.EnableHTTP2})
 		if err != nil {
 			return err
 		}
@@ -262,34 +263,4 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 		return runner.Run(ctx, cfg)
 	}
 	return component.RunLeading(ctx, restCfg, o.LeaderElection, "accord-descheduler", leHealth, func(ctx context.Context) error { return runner.Run(ctx, cfg) })
-}
-
-func (o *Options) serve(ctx context.Context, m *metrics.Metrics, ready *readiness, le *leaderelection.HealthzAdaptor) (<-chan struct{}, error) {
-	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
-		return nil, fmt.Errorf("self-signed certificate: %w", err)
-	}
-	var info *server.SecureServingInfo
-	if err := o.SecureServing.ApplyTo(&info); err != nil {
-		return nil, err
-	}
-	// HTTP/2 only with --enable-http2 (upstream's switch), and never with --disable-http2-serving.
-	info.DisableHTTP2 = info.DisableHTTP2 || !o.EnableHTTP2
-	pathMux := mux.NewPathRecorderMux("accord-descheduler")
-	checks := []healthz.HealthChecker{healthz.PingHealthz}
-	if le != nil {
-		checks = append(checks, le)
-	}
-	healthz.InstallHandler(pathMux, checks...)
-	healthz.InstallReadyzHandler(pathMux, healthz.NamedCheck("informer-sync", func(*http.Request) error { return ready.check() }))
-	if !o.DisableMetrics {
-		pathMux.Handle("/metrics", m.Handler())
-	}
-	if o.Profiling {
-		routes.Profiling{}.Install(pathMux)
-	}
-	_, stopped, err := info.Serve(pathMux, 5*time.Second, ctx.Done())
-	if err != nil {
-		return nil, err
-	}
-	return stopped, nil
 }

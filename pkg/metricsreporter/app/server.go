@@ -4,16 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apiserver/pkg/server"
-	"k8s.io/apiserver/pkg/server/healthz"
-	"k8s.io/apiserver/pkg/server/mux"
 	apiserveroptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
@@ -169,7 +164,16 @@ func (o *Options) Run(ctx context.Context) error {
 		leHealth = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 	}
 	if o.SecureServing.BindPort != 0 || o.SecureServing.Listener != nil {
-		stopped, err := o.serve(ctx, m, &ready, &leading, leHealth)
+		// A standby replica (not leading) is ready: it serves /metrics and waits for the Lease. The
+		// reporting replica is ready once its informers have synced.
+		readyCheck := func() error {
+			if (leHealth == nil || leading.Load()) && !ready.Load() {
+				return errors.New("informer caches not synced yet")
+			}
+			return nil
+		}
+		stopped, err := component.Serve(ctx, o.SecureServing, component.Serving{Name: "accord-metrics-reporter", Leader: leHealth,
+			Ready: readyCheck, Metrics: m.Handler()})
 		if err != nil {
 			return err
 		}
@@ -182,34 +186,4 @@ func (o *Options) Run(ctx context.Context) error {
 		leading.Store(true)
 		return Run(ctx, rc)
 	})
-}
-
-func (o *Options) serve(ctx context.Context, m *metricsreporter.Metrics, ready, leading *atomic.Bool, le *leaderelection.HealthzAdaptor) (<-chan struct{}, error) {
-	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
-		return nil, fmt.Errorf("self-signed certificate: %w", err)
-	}
-	var info *server.SecureServingInfo
-	if err := o.SecureServing.ApplyTo(&info); err != nil {
-		return nil, err
-	}
-	pathMux := mux.NewPathRecorderMux("accord-metrics-reporter")
-	checks := []healthz.HealthChecker{healthz.PingHealthz}
-	if le != nil {
-		checks = append(checks, le)
-	}
-	healthz.InstallHandler(pathMux, checks...)
-	// A standby replica (not leading) is ready: it serves /metrics and waits for the Lease. The
-	// reporting replica is ready once its informers have synced.
-	healthz.InstallReadyzHandler(pathMux, healthz.NamedCheck("informer-sync", func(*http.Request) error {
-		if (le == nil || leading.Load()) && !ready.Load() {
-			return errors.New("informer caches not synced yet")
-		}
-		return nil
-	}))
-	pathMux.Handle("/metrics", m.Handler())
-	_, stopped, err := info.Serve(pathMux, 5*time.Second, ctx.Done())
-	if err != nil {
-		return nil, err
-	}
-	return stopped, nil
 }
