@@ -86,10 +86,9 @@ func TestConsoleInChromium(t *testing.T) {
 	// Toggle example.com/memory off on node-5 by clicking it: the descheduler evicts its
 	// memory-hungry pods, the timeline shows why and where the simulation predicted the
 	// replacement, and the pods leave node-5's card.
-	b.do("click example.com/memory on node-5", 10*time.Second,
-		chromedp.Click(chromedp.CSS(`.node[data-node="node-5"] button.res[data-resource="example.com/memory"][data-enabled="true"]`)))
-	b.do("node-5 shows example.com/memory disabled", 20*time.Second,
-		chromedp.WaitReady(chromedp.CSS(`.node[data-node="node-5"] .res[data-resource="example.com/memory"][data-enabled="false"]`)))
+	b.click("click example.com/memory on node-5", 20*time.Second,
+		`.node[data-node="node-5"] button.res[data-resource="example.com/memory"][data-enabled="true"]`,
+		b.present(`.node[data-node="node-5"] .res[data-resource="example.com/memory"][data-enabled="false"]`))
 	b.do("an eviction row by NodeCRDResourceFit", 90*time.Second,
 		chromedp.WaitReady(chromedp.CSS(`#evictions tr[data-plugin="NodeCRDResourceFit"]`)))
 	predicted := b.waitText("the eviction's predicted node", 30*time.Second, `#evictions tr[data-plugin="NodeCRDResourceFit"] td.predicted`, "node-2")
@@ -99,9 +98,10 @@ func TestConsoleInChromium(t *testing.T) {
 	b.waitText("the replacement landed on node-2", 60*time.Second, `#evictions tr[data-plugin="NodeCRDResourceFit"] td.replacement`, "node-2")
 
 	// Make node-6 hot from its card: its NodeMetric follows and its CPU bar goes over the threshold.
-	b.do("set node-6's simulated load to 95% CPU", 10*time.Second,
-		chromedp.SetValue(chromedp.CSS(`.loadctl[data-node="node-6"] input.cpu`), "95"),
-		chromedp.Click(chromedp.CSS(`.loadctl[data-node="node-6"] button.setload`)))
+	b.do("type 95 into node-6's cpu load", 10*time.Second,
+		chromedp.SetValue(chromedp.CSS(`.loadctl[data-node="node-6"] input.cpu`), "95"))
+	b.click("set node-6's simulated load to 95% CPU", 20*time.Second, `.loadctl[data-node="node-6"] button.setload`,
+		b.textContains(`#message`, "set the simulated load of node-6"))
 	b.do("node-6's CPU bar goes over the threshold", 60*time.Second,
 		chromedp.WaitReady(chromedp.CSS(`.node[data-node="node-6"] .loadrow[data-resource="cpu"] .bar.over`)))
 	// node-6's card was redrawn with its new load; the control kept what the user typed.
@@ -113,11 +113,10 @@ func TestConsoleInChromium(t *testing.T) {
 	// Take example.com/memory from node-2 too: no node offers it any more, so the descheduler must
 	// not evict the memory-hungry pods (their replacements could not run anywhere). Explain, which
 	// runs accord-descheduler's own dry-run cycle, shows them as candidates it blocks.
-	b.do("click example.com/memory on node-2", 10*time.Second,
-		chromedp.Click(chromedp.CSS(`.node[data-node="node-2"] button.res[data-resource="example.com/memory"][data-enabled="true"]`)))
-	b.do("node-2 shows example.com/memory disabled", 20*time.Second,
-		chromedp.WaitReady(chromedp.CSS(`.node[data-node="node-2"] .res[data-resource="example.com/memory"][data-enabled="false"]`)))
-	b.do("run explain", 10*time.Second, chromedp.Click(chromedp.CSS(`#explain-run`)))
+	b.click("click example.com/memory on node-2", 20*time.Second,
+		`.node[data-node="node-2"] button.res[data-resource="example.com/memory"][data-enabled="true"]`,
+		b.present(`.node[data-node="node-2"] .res[data-resource="example.com/memory"][data-enabled="false"]`))
+	b.click("run explain", 20*time.Second, `#explain-run`, b.textContains(`#explain-status`, ""))
 	status := b.waitText("explain finishes", 90*time.Second, `#explain-status`, "candidate pods")
 	t.Logf("explain: %s", status)
 	b.do("explain blocks the memory-hungry pods on node-2", 10*time.Second,
@@ -195,6 +194,81 @@ func (b *browser) do(what string, timeout time.Duration, actions ...chromedp.Act
 		b.t.Fatalf("%s: %v (after %v)", what, err, time.Since(start).Round(time.Millisecond))
 	}
 	b.t.Logf("%s: after %v", what, time.Since(start).Round(time.Millisecond))
+}
+
+// click clicks the element sel matches the way a user does, with the mouse at its centre, and
+// waits until done reports the click's effect. The stream redraws cards as pods come and go, so a
+// card's buttons can move: a click is aimed only at a target that has held still for 200 ms, and
+// when its effect does not show within 5 s (the target moved between the mouse's press and
+// release, so no click event fired) it is aimed again. Every click here is safe to repeat: sel
+// matches only while the effect is absent.
+func (b *browser) click(what string, timeout time.Duration, sel string, done func(context.Context) bool) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	for attempt := 1; ; attempt++ {
+		if done(ctx) {
+			b.t.Logf("%s: after %v (%d clicks)", what, time.Since(start).Round(time.Millisecond), attempt-1)
+			return
+		}
+		err := b.clickStill(ctx, sel)
+		if err == nil || staleElement(err) {
+			err = harness.WaitFor(ctx, 5*time.Second, func(ctx context.Context) (bool, error) { return done(ctx), nil })
+		}
+		if ctx.Err() != nil {
+			b.screenshot(filepath.Join(b.t.TempDir(), "failure.png"))
+			b.t.Fatalf("%s: its effect never showed after %d clicks on %s (after %v): %v", what, attempt, sel, time.Since(start).Round(time.Millisecond), err)
+		}
+		if err != nil {
+			b.t.Logf("%s: click %d did not take (%v); again", what, attempt, err)
+		}
+	}
+}
+
+// clickStill clicks sel's centre once its bounding box has not moved for 200 ms.
+func (b *browser) clickStill(ctx context.Context, sel string) error {
+	box := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return ""; const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height].join(","); })()`, sel)
+	var last string
+	err := harness.WaitFor(ctx, 5*time.Second, func(ctx context.Context) (bool, error) {
+		if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(sel))); err != nil {
+			return false, nil
+		}
+		now, err := chromedp.Run(ctx, chromedp.Evaluate[string](box))
+		if err != nil || now == "" {
+			return false, nil
+		}
+		still := now == last
+		last = now
+		if !still {
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		return still, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s never held still: %w", sel, err)
+	}
+	return chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel)))
+}
+
+// present reports whether sel matches an element.
+func (b *browser) present(sel string) func(context.Context) bool {
+	return func(ctx context.Context) bool {
+		found, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`document.querySelector(%q) !== null`, sel)))
+		return err == nil && found
+	}
+}
+
+// textContains reports whether the text of the first element sel matches contains want (and is
+// not empty).
+func (b *browser) textContains(sel, want string) func(context.Context) bool {
+	return func(ctx context.Context) bool {
+		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q) || {}).textContent || ""`, sel)))
+		return err == nil && text != "" && strings.Contains(text, want)
+	}
 }
 
 // staleElement reports Chromium's two answers for an element that left the DOM between the query
