@@ -52,6 +52,9 @@ type Cache struct {
 	csrs    *Store[schedv1alpha1.ClusterScopedResource]
 	metrics *Store[slov1alpha1.NodeMetric]
 	synced  []cache.InformerSynced
+	// nodes follows both stores and, once nodeReg is set, the scheduler's Node informer.
+	nodes   *NodeIndex
+	nodeReg cache.ResourceEventHandlerRegistration
 }
 
 // New returns a Cache that builds its client from the framework Handle's KubeConfig.
@@ -105,10 +108,14 @@ func (c *Cache) require(crd crdcheck.CRD) error {
 	return crdcheck.Require(served, crd, "the scheduler plugin")
 }
 
-// HasSynced reports whether every store handed out so far has seen its informer's initial list.
+// HasSynced reports whether every store handed out so far, and the NodeIndex once it follows a Node
+// informer, have seen their informers' initial lists.
 func (c *Cache) HasSynced() bool {
 	c.mu.Lock()
 	synced := c.synced
+	if c.nodeReg != nil {
+		synced = append(synced[:len(synced):len(synced)], c.nodeReg.HasSynced)
+	}
 	c.mu.Unlock()
 	for _, s := range synced {
 		if !s() {
@@ -152,7 +159,11 @@ func (c *Cache) ClusterScopedResources(ctx context.Context, h fwk.Handle) (Store
 		return Store[schedv1alpha1.ClusterScopedResource]{}, err
 	}
 	// Read-mostly: a node's CR changes rarely, and Filter and Score read it for every (pod, node).
-	return storeFor(ctx, c, &c.csrs, compileOffer, true, f, "ClusterScopedResource", f.Scheduling().V1alpha1().ClusterScopedResources().Informer())
+	s, err := storeFor(ctx, c, &c.csrs, compileOffer, true, f, "ClusterScopedResource", f.Scheduling().V1alpha1().ClusterScopedResources().Informer())
+	if err == nil {
+		c.index().WatchOffers(s)
+	}
+	return s, err
 }
 
 // NodeMetrics returns a synced store of NodeMetrics, each stored with its compiled
@@ -165,7 +176,39 @@ func (c *Cache) NodeMetrics(ctx context.Context, h fwk.Handle) (Store[slov1alpha
 	if err := c.require(crdcheck.NodeMetrics()); err != nil {
 		return Store[slov1alpha1.NodeMetric]{}, err
 	}
-	return storeFor(ctx, c, &c.metrics, compileLoad, false, f, "NodeMetric", f.Slo().V1alpha1().NodeMetrics().Informer())
+	s, err := storeFor(ctx, c, &c.metrics, compileLoad, false, f, "NodeMetric", f.Slo().V1alpha1().NodeMetrics().Informer())
+	if err == nil {
+		c.index().WatchLoads(s)
+	}
+	return s, err
+}
+
+func (c *Cache) index() *NodeIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nodes == nil {
+		c.nodes = NewNodeIndex()
+	}
+	return c.nodes
+}
+
+// Nodes returns the scheduler's NodeIndex: it follows the CR stores handed out (before or after this
+// call) and, from the first call with a Handle that has one, the Node informer of the Handle's
+// informer factory (the scheduler's, which every profile shares; the Handle of the descheduler's
+// simulation gives the descheduler's). Every Accord plugin of the scheduler reads this one index.
+func (c *Cache) Nodes(h fwk.Handle) (*NodeIndex, error) {
+	x := c.index()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nodeReg != nil || h == nil || h.SharedInformerFactory() == nil {
+		return x, nil
+	}
+	reg, err := h.SharedInformerFactory().Core().V1().Nodes().Informer().AddEventHandler(x.NodeHandler())
+	if err != nil {
+		return nil, fmt.Errorf("watching Nodes: %w", err)
+	}
+	c.nodeReg = reg
+	return x, nil
 }
 
 // storeFor returns the store fed by informer, creating it (and its event handler) on first use,

@@ -119,8 +119,8 @@ func (s Store[T]) Remove(name string) {
 // Watch calls fn once for every object in the store, then for every change: Put calls it with
 // the new object and its derived value, Remove with nil for both. Calls are made one at a time, in
 // the order of the changes, with the store's lock held, so a reader never sees a change before fn
-// has seen it: fn must be quick and must not use the store. A plugin uses it to keep its own
-// per-object data, compiled from each object, in step with the store.
+// has seen it: fn must be quick and must not use the store. The NodeIndex uses it to keep each
+// node's data in step with the store.
 func (s Store[T]) Watch(fn func(name string, obj *T, derived any)) {
 	s.m.mu.Lock()
 	defer s.m.mu.Unlock()

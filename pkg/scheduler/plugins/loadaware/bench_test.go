@@ -48,9 +48,10 @@ func BenchmarkFilterScore(b *testing.B) {
 			for _, m := range metrics {
 				store.Put(m)
 			}
-			p := New(args80(), store, nodeLister(b), clocktesting.NewFakePassiveClock(now))
+			index := crcache.NewNodeIndex().WatchLoads(store)
+			p := New(args80(), index, nodeLister(b), clocktesting.NewFakePassiveClock(now))
 			// As the scheduler's Node informer delivers them, sharing the objects with its snapshot.
-			h := p.nodeEventHandler()
+			h := index.NodeHandler()
 			for _, n := range nodeObjs {
 				h.OnAdd(n, true)
 			}

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -45,53 +42,15 @@ const reasonOverThreshold = "node(s) are over their %s usage threshold"
 
 // Plugin is the LoadAware plugin.
 type Plugin struct {
-	metrics    crcache.Store[slov1alpha1.NodeMetric]
-	nodes      corelisters.NodeLister
+	// nodes is the scheduler's crcache.NodeIndex: Filter and Score find each node's NodeMetric
+	// there by the Node object they are given, with what this plugin compiled from it (compiled).
+	nodes      *crcache.NodeIndex
+	compiled   crcache.DerivedKey
+	lister     corelisters.NodeLister
 	thresholds []constraints.ResourceThreshold
 	weights    []constraints.ResourceWeight
 	maxAge     time.Duration
 	clock      clock.PassiveClock
-
-	// views maps the name of a node with a NodeMetric to its view. Filter and Score read it under
-	// a read lock; the NodeMetric store's watch and the Node informer's handler replace views.
-	// nodeObjs holds the Node objects the informer delivered, for views built later; only writers
-	// use it, under viewsMu's write lock.
-	viewsMu  sync.RWMutex
-	views    map[string]*nodeView
-	nodeObjs map[string]*corev1.Node
-
-	// cells holds, for each node the Node informer delivered, a cell with the node's current view
-	// (nil: no NodeMetric); a NodeMetric change swaps the view in the cell. byNode maps the Node
-	// objects themselves to their cells, so Filter and Score find a view by pointer, without a
-	// lock or a lookup by node name (which, at thousands of nodes, cost more than the rest of the
-	// plugin). byNode is immutable once published and answers only while its gen is current: a Node
-	// event bumps gen (a NodeMetric change does not), and the first read after that builds a new
-	// one. A Node object it does not hold falls back to views. cells is guarded by viewsMu.
-	cells    map[string]*atomic.Pointer[nodeView]
-	byNode   atomic.Pointer[viewsByNode]
-	gen      atomic.Uint64
-	building atomic.Bool
-}
-
-// viewsByNode is a by-node map of view cells built when gen was current.
-type viewsByNode struct {
-	gen uint64
-	m   map[*corev1.Node]*atomic.Pointer[nodeView]
-}
-
-// nodeView is what Filter and Score need about one node, prepared when its NodeMetric or its Node
-// changes rather than once per pod. It is never modified once stored.
-type nodeView struct {
-	// metric is the node's NodeMetric and load its compiled form.
-	metric *slov1alpha1.NodeMetric
-	load   *constraints.Load
-	// node is the Node object the informer delivered last; nil when none was seen.
-	node *corev1.Node
-	// compiled is load compiled against node's allocatable and the plugin's thresholds and weights;
-	// nil when load or node is. It answers only for that very Node object: the scheduler's snapshot
-	// shares Node objects with the informer, so Filter uses it when the node it is given is node,
-	// and otherwise (the snapshot and the informer are a moment apart) falls back to load.
-	compiled *constraints.NodeLoad
 }
 
 var (
@@ -103,7 +62,7 @@ var (
 )
 
 // NewFactory returns the plugin factory to register under Name. Every plugin built by it reads
-// NodeMetrics from cache, which the scheduler's Accord plugins share; Nodes come from the
+// NodeMetrics from cache's NodeIndex, which the scheduler's Accord plugins share; Nodes come from the
 // scheduler's own informers.
 func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
@@ -111,30 +70,26 @@ func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Obje
 		if err != nil {
 			return nil, err
 		}
-		store, err := cache.NodeMetrics(ctx, h)
+		if _, err := cache.NodeMetrics(ctx, h); err != nil {
+			return nil, fmt.Errorf("%s: %w", Name, err)
+		}
+		nodes, err := cache.Nodes(h)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", Name, err)
 		}
-		nodes := h.SharedInformerFactory().Core().V1().Nodes()
-		p := New(args, store, nodes.Lister(), clock.RealClock{})
-		if _, err := nodes.Informer().AddEventHandler(p.nodeEventHandler()); err != nil {
-			return nil, fmt.Errorf("%s: watching Nodes: %w", Name, err)
-		}
-		return p, nil
+		return New(args, nodes, h.SharedInformerFactory().Core().V1().Nodes().Lister(), clock.RealClock{}), nil
 	}
 }
 
-// New builds the plugin from validated args, a NodeMetric store, a Node lister (used only by
-// QueueingHints, which must not read the scheduler's snapshot) and a clock.
-func New(args *config.LoadAwareArgs, metrics crcache.Store[slov1alpha1.NodeMetric], nodes corelisters.NodeLister, c clock.PassiveClock) *Plugin {
+// New builds the plugin from validated args, a NodeIndex that follows a NodeMetric store
+// (crcache.NodeIndex.WatchLoads) and a Node informer, a Node lister (used only by QueueingHints,
+// which must not read the scheduler's snapshot) and a clock.
+func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelisters.NodeLister, c clock.PassiveClock) *Plugin {
 	p := &Plugin{
-		metrics:  metrics,
-		nodes:    nodes,
-		maxAge:   time.Duration(args.NodeMetricExpirationSeconds) * time.Second,
-		clock:    c,
-		views:    map[string]*nodeView{},
-		nodeObjs: map[string]*corev1.Node{},
-		cells:    map[string]*atomic.Pointer[nodeView]{},
+		nodes:  nodes,
+		lister: lister,
+		maxAge: time.Duration(args.NodeMetricExpirationSeconds) * time.Second,
+		clock:  c,
 	}
 	for name, pct := range args.UsageThresholds {
 		p.thresholds = append(p.thresholds, constraints.ResourceThreshold{Name: name, Percent: pct})
@@ -145,143 +100,64 @@ func New(args *config.LoadAwareArgs, metrics crcache.Store[slov1alpha1.NodeMetri
 	// Sorted, so the resource a rejection names does not depend on map order.
 	slices.SortFunc(p.thresholds, func(a, b constraints.ResourceThreshold) int { return strings.Compare(string(a.Name), string(b.Name)) })
 	slices.SortFunc(p.weights, func(a, b constraints.ResourceWeight) int { return strings.Compare(string(a.Name), string(b.Name)) })
-	metrics.Watch(p.metricChanged)
+	// Compiled once per change of a node's NodeMetric or Node, with this plugin's thresholds and
+	// weights, rather than once per pod. It answers only for that very Node object (see check).
+	p.compiled = nodes.Derive(func(d *crcache.NodeData) any {
+		if d.Load == nil || d.Node == nil {
+			return nil
+		}
+		return constraints.NewNodeLoad(d.Load, d.Node.Status.Allocatable, p.thresholds, p.weights)
+	})
 	return p
 }
 
-// view returns the node's view, or nil when the node has no NodeMetric.
-func (p *Plugin) view(name string) *nodeView {
-	p.viewsMu.RLock()
-	v := p.views[name]
-	p.viewsMu.RUnlock()
-	return v
+// metric returns the NodeMetric of the node named name (nil: none).
+func (p *Plugin) metric(name string) *slov1alpha1.NodeMetric {
+	if d := p.nodes.Get(name); d != nil {
+		return d.Metric
+	}
+	return nil
 }
 
-// viewOf returns the view of the node (nil when it has no NodeMetric), by Node object when it can.
-func (p *Plugin) viewOf(node *corev1.Node) *nodeView {
-	if b := p.byNode.Load(); b != nil && b.gen == p.gen.Load() {
-		if c, ok := b.m[node]; ok {
-			return c.Load()
-		}
-	} else {
-		p.buildByNode()
+// compiledFor returns the node's data and, when it was compiled for this very Node object, its
+// NodeLoad. The scheduler's snapshot shares Node objects with the informer; when the two are a
+// moment apart (a Node update on its way), the caller compiles for the Node it was given.
+func (p *Plugin) compiledFor(node *corev1.Node) (*crcache.NodeData, *constraints.NodeLoad) {
+	d := p.nodes.Lookup(node)
+	if d == nil || d.Metric == nil {
+		return nil, nil
 	}
-	return p.view(node.Name)
+	if d.Node != node {
+		return d, nil
+	}
+	nl, _ := d.Derived(p.compiled).(*constraints.NodeLoad)
+	return d, nl
 }
 
-// buildByNode publishes a by-node map for the current gen, unless another goroutine is building
-// one (meanwhile, reads fall back to views).
-func (p *Plugin) buildByNode() {
-	if !p.building.CompareAndSwap(false, true) {
-		return
-	}
-	defer p.building.Store(false)
-	gen := p.gen.Load()
-	p.viewsMu.RLock()
-	m := make(map[*corev1.Node]*atomic.Pointer[nodeView], len(p.nodeObjs))
-	for name, n := range p.nodeObjs {
-		if c := p.cells[name]; c != nil {
-			m[n] = c
-		}
-	}
-	p.viewsMu.RUnlock()
-	p.byNode.Store(&viewsByNode{gen: gen, m: m})
-}
-
-// setView replaces the node's view; the caller holds viewsMu.
-func (p *Plugin) setView(name string, metric *slov1alpha1.NodeMetric, load *constraints.Load, node *corev1.Node) {
-	var v *nodeView
-	if metric == nil {
-		delete(p.views, name)
-	} else {
-		v = &nodeView{metric: metric, load: load, node: node}
-		if load != nil && node != nil {
-			v.compiled = constraints.NewNodeLoad(load, node.Status.Allocatable, p.thresholds, p.weights)
-		}
-		p.views[name] = v
-	}
-	if c := p.cells[name]; c != nil {
-		c.Store(v)
-	}
-}
-
-// metricChanged follows the NodeMetric store (see crcache.Store.Watch); metric is nil after a
-// delete.
-func (p *Plugin) metricChanged(name string, metric *slov1alpha1.NodeMetric, derived any) {
-	load, _ := derived.(*constraints.Load)
-	p.viewsMu.Lock()
-	defer p.viewsMu.Unlock()
-	p.setView(name, metric, load, p.nodeObjs[name])
-}
-
-// nodeChanged follows the Node informer; node is nil after a delete.
-func (p *Plugin) nodeChanged(name string, node *corev1.Node) {
-	p.viewsMu.Lock()
-	defer p.viewsMu.Unlock()
-	if node == nil {
-		delete(p.nodeObjs, name)
-		delete(p.cells, name)
-	} else {
-		p.nodeObjs[name] = node
-		if p.cells[name] == nil {
-			c := &atomic.Pointer[nodeView]{}
-			c.Store(p.views[name])
-			p.cells[name] = c
-		}
-	}
-	if v := p.views[name]; v != nil {
-		p.setView(name, v.metric, v.load, node)
-	}
-	p.gen.Add(1)
-}
-
-// nodeEventHandler keeps the views in step with the scheduler's Node informer.
-func (p *Plugin) nodeEventHandler() cache.ResourceEventHandler {
-	set := func(obj any) {
-		if n, ok := obj.(*corev1.Node); ok {
-			p.nodeChanged(n.Name, n)
-		}
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    set,
-		UpdateFunc: func(_, obj any) { set(obj) },
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			if n, ok := obj.(*corev1.Node); ok {
-				p.nodeChanged(n.Name, nil)
-			}
-		},
-	}
-}
-
-// check is constraints.CheckLoad for the node's current NodeMetric, from the compiled view when it
-// was built for this very Node object.
+// check is constraints.CheckLoad for the node's current NodeMetric, compiled when the NodeMetric or
+// the Node changed (see compiledFor).
 func (p *Plugin) check(node *corev1.Node, now time.Time) constraints.LoadCheck {
-	v := p.viewOf(node)
+	d, nl := p.compiledFor(node)
 	switch {
-	case v == nil:
+	case d == nil:
 		return constraints.LoadCheck{Stale: true}
-	case v.compiled != nil && v.node == node:
-		return v.compiled.Check(now, p.maxAge)
+	case nl != nil:
+		return nl.Check(now, p.maxAge)
 	default:
-		// The scheduler's snapshot holds a newer Node than the view (its update is on the way):
-		// compile for that Node, once.
-		return constraints.NewNodeLoad(v.load, node.Status.Allocatable, p.thresholds, nil).Check(now, p.maxAge)
+		return constraints.NewNodeLoad(d.Load, node.Status.Allocatable, p.thresholds, nil).Check(now, p.maxAge)
 	}
 }
 
 // score is constraints.LoadScore for the node's current NodeMetric; see check.
 func (p *Plugin) score(node *corev1.Node, requests []float64, now time.Time) int64 {
-	v := p.viewOf(node)
+	d, nl := p.compiledFor(node)
 	switch {
-	case v == nil:
+	case d == nil:
 		return constraints.NeutralLoadScore
-	case v.compiled != nil && v.node == node:
-		return v.compiled.Score(requests, now, p.maxAge)
+	case nl != nil:
+		return nl.Score(requests, now, p.maxAge)
 	default:
-		return constraints.NewNodeLoad(v.load, node.Status.Allocatable, nil, p.weights).Score(requests, now, p.maxAge)
+		return constraints.NewNodeLoad(d.Load, node.Status.Allocatable, nil, p.weights).Score(requests, now, p.maxAge)
 	}
 }
 
@@ -427,7 +303,7 @@ func (p *Plugin) isSchedulableAfterMetricChange(logger klog.Logger, pod *corev1.
 	default:
 		return fwk.QueueSkip, nil
 	}
-	node, err := p.nodes.Get(name)
+	node, err := p.lister.Get(name)
 	if apierrors.IsNotFound(err) {
 		logger.V(5).Info("NodeMetric of a node that does not exist", "pod", klog.KObj(pod), "nodeMetric", name)
 		return fwk.QueueSkip, nil
@@ -450,11 +326,11 @@ func (p *Plugin) isSchedulableAfterMetricChange(logger klog.Logger, pod *corev1.
 	if newM != nil {
 		// Wait for what Filter reads: the node's view, which follows the store.
 		crcache.AwaitResourceVersion(newM.ResourceVersion, crcache.CatchUpTimeout, func() (string, bool) {
-			cur := p.view(name)
-			if cur == nil || cur.metric == nil {
+			cur := p.metric(name)
+			if cur == nil {
 				return "", false
 			}
-			return cur.metric.ResourceVersion, true
+			return cur.ResourceVersion, true
 		})
 	}
 	logger.V(4).Info("Node is now under its usage thresholds", "pod", klog.KObj(pod), "node", name)
@@ -466,7 +342,7 @@ func (p *Plugin) isSchedulableAfterNodeChange(logger klog.Logger, pod *corev1.Po
 	if !ok {
 		return fwk.Queue, fmt.Errorf("%s: expected a Node, got %T", Name, newObj)
 	}
-	if p.overloaded(p.metrics.Get(node.Name), node, p.clock.Now()) {
+	if p.overloaded(p.metric(node.Name), node, p.clock.Now()) {
 		logger.V(5).Info("Node is over its usage thresholds", "pod", klog.KObj(pod), "node", node.Name)
 		return fwk.QueueSkip, nil
 	}

@@ -169,8 +169,9 @@ func nodeLister(t testing.TB, nodes ...*corev1.Node) corelisters.NodeLister {
 	return corelisters.NewNodeLister(indexer)
 }
 
-func metricStore(ms ...*slov1alpha1.NodeMetric) crcache.Store[slov1alpha1.NodeMetric] {
-	return crcache.NewLoadStore(ms...)
+// metricIndex is a NodeIndex following a NodeMetric store holding ms, as a Cache's does.
+func metricIndex(ms ...*slov1alpha1.NodeMetric) *crcache.NodeIndex {
+	return crcache.NewNodeIndex().WatchLoads(crcache.NewLoadStore(ms...))
 }
 
 func unstructuredOf(t *testing.T, m *slov1alpha1.NodeMetric) any {
@@ -205,7 +206,7 @@ func TestMetricQueueingHint(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logger, _ := ktesting.NewTestContext(t)
-			p := New(args80(), metricStore(tt.new), nodeLister(t, node("n1")), clocktesting.NewFakePassiveClock(now))
+			p := New(args80(), metricIndex(tt.new), nodeLister(t, node("n1")), clocktesting.NewFakePassiveClock(now))
 			got, err := p.isSchedulableAfterMetricChange(logger, pod, unstructuredOf(t, tt.old), unstructuredOf(t, tt.new))
 			if err != nil {
 				t.Fatal(err)
@@ -220,7 +221,7 @@ func TestMetricQueueingHint(t *testing.T) {
 func TestNodeQueueingHint(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	pod := st.MakePod().Name("p").Namespace("ns").Obj()
-	p := New(args80(), metricStore(nm("hot", "1", now, "4", "0"), nm("cool", "1", now, "1", "0")), nodeLister(t), clocktesting.NewFakePassiveClock(now))
+	p := New(args80(), metricIndex(nm("hot", "1", now, "4", "0"), nm("cool", "1", now, "1", "0")), nodeLister(t), clocktesting.NewFakePassiveClock(now))
 	for name, want := range map[string]fwk.QueueingHint{"hot": fwk.QueueSkip, "cool": fwk.Queue, "unmeasured": fwk.Queue} {
 		logger, _ := ktesting.NewTestContext(t)
 		got, err := p.isSchedulableAfterNodeChange(logger, pod, nil, node(name))
@@ -239,8 +240,9 @@ func TestViewsAgreeWithConstraints(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(now)
 	store := crcache.NewLoadStore()
 	store.Put(nm("n1", "1", now, "3800m", "1Gi"))
-	p := New(args80(), store, nodeLister(t), clk)
-	h := p.nodeEventHandler()
+	index := crcache.NewNodeIndex().WatchLoads(store)
+	p := New(args80(), index, nodeLister(t), clk)
+	h := index.NodeHandler()
 	pod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{"cpu": "400m", "memory": "1600Mi"}).Obj()
 	ctx := context.Background()
 
@@ -248,7 +250,7 @@ func TestViewsAgreeWithConstraints(t *testing.T) {
 	big := st.MakeNode().Name("n1").Capacity(map[corev1.ResourceName]string{"cpu": "8", "memory": "32Gi"}).Obj()
 	expect := func(step string, n *corev1.Node, compiled bool) {
 		t.Helper()
-		if v := p.view(n.Name); (v != nil && v.compiled != nil && v.node == n) != compiled {
+		if _, nl := p.compiledFor(n); (nl != nil) != compiled {
 			t.Errorf("%s: compiled view used = %v, want %v", step, !compiled, compiled)
 		}
 		state := framework.NewCycleState()
@@ -284,15 +286,8 @@ func TestViewsAgreeWithConstraints(t *testing.T) {
 	h.OnUpdate(small, big)
 	expect("allocatable grew", big, true)
 	expect("snapshot still has the old node", small, false)
-	byNode := p.byNode.Load()
-	if byNode == nil || byNode.gen != p.gen.Load() || byNode.m[big] == nil {
-		t.Fatalf("no current by-node map holding the node after reads: %+v", byNode)
-	}
 	store.Put(nm("n1", "2", now, "1", "1Gi"))
 	expect("metric dropped", big, true)
-	if p.byNode.Load() != byNode || byNode.gen != p.gen.Load() {
-		t.Error("a NodeMetric change rebuilt the by-node map; it should only swap the node's view")
-	}
 	clk.SetTime(now.Add(2 * time.Minute))
 	expect("metric expired after its view was built", big, true)
 	store.Put(nm("n1", "3", clk.Now(), "7900m", "1Gi"))
@@ -304,7 +299,7 @@ func TestViewsAgreeWithConstraints(t *testing.T) {
 	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "n1", Obj: big})
 	expect("node deleted", big, false)
 	store.Remove("n1")
-	if p.view("n1") != nil {
-		t.Error("a view outlived both its node and its metric")
+	if index.Get("n1") != nil {
+		t.Error("the index kept a node after both its Node and its metric were deleted")
 	}
 }

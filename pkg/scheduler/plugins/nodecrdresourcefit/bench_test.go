@@ -50,9 +50,10 @@ func BenchmarkFilterScore(b *testing.B) {
 				ni.SetNode(st.MakeNode().Name(name).Obj())
 				nodes[i] = ni
 			}
-			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyReject}, store)
+			index := crcache.NewNodeIndex().WatchOffers(store)
+			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyReject}, index)
 			if tc.byNode {
-				h := p.NodeEventHandler()
+				h := index.NodeHandler()
 				for _, ni := range nodes {
 					h.OnAdd(ni.Node(), true)
 				}

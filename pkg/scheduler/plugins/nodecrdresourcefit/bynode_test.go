@@ -14,14 +14,14 @@ import (
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 )
 
-// With the Node informer's objects, Filter and Score answer from the by-node map, and follow every
-// later CR change, Node update and Node delete (falling back to the store for a Node object the
-// map does not hold).
+// Filter and Score, reading the NodeIndex, follow every CR change, Node update and Node delete, for
+// the Node objects the informer delivered and for one it has not delivered yet.
 func TestByNodeFollowsChanges(t *testing.T) {
 	ctx := context.Background()
 	store := crcache.NewOfferStore(cr("n1", "1", map[corev1.ResourceName]bool{exMem: true}, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: 30}))
-	p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyReject}, store)
-	h := p.NodeEventHandler()
+	index := crcache.NewNodeIndex().WatchOffers(store)
+	p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyReject}, index)
+	h := index.NodeHandler()
 	n1 := st.MakeNode().Name("n1").Obj()
 	h.OnAdd(n1, true)
 	pod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{exMem: "1"}).Obj()
@@ -46,11 +46,7 @@ func TestByNodeFollowsChanges(t *testing.T) {
 			}
 		}
 	}
-	check("first read builds the map", n1, true, 30)
-	if b := p.byNode.Load(); b == nil || b.m[n1] == nil {
-		t.Fatal("no by-node map holding n1 after a read")
-	}
-	check("from the map", n1, true, 30)
+	check("the informer's Node", n1, true, 30)
 
 	store.Put(cr("n1", "2", map[corev1.ResourceName]bool{exMem: true}, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: 70}))
 	check("CR score changed", n1, true, 70)
@@ -63,14 +59,8 @@ func TestByNodeFollowsChanges(t *testing.T) {
 	check("a Node object the map does not hold yet", n1b, true, 10)
 	h.OnUpdate(n1, n1b)
 	check("updated Node", n1b, true, 10)
-	if b := p.byNode.Load(); b == nil || b.gen != p.gen.Load() || len(b.m) != 1 || b.m[n1b] == nil {
-		t.Fatalf("by-node map after the update: %+v", b)
-	}
 	store.Remove("n1")
 	check("CR deleted", n1b, false, 0)
 	h.OnDelete(n1b)
 	check("Node deleted", n1b, false, 0)
-	if b := p.byNode.Load(); b == nil || len(b.m) != 0 {
-		t.Fatalf("by-node map after the delete: %+v", b)
-	}
 }

@@ -8,13 +8,10 @@ package nodecrdresourcefit
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -44,21 +41,10 @@ const (
 
 // Plugin is the NodeCRDResourceFit plugin.
 type Plugin struct {
-	store  crcache.Store[schedv1alpha1.ClusterScopedResource]
+	// nodes is the scheduler's crcache.NodeIndex: Filter and Score find each node's compiled Offer
+	// there by the Node object they are given.
+	nodes  *crcache.NodeIndex
 	policy config.MissingCRPolicy
-
-	// byNode maps each Node object the scheduler's Node informer delivered last to its node's
-	// compiled Offer (nil: no CR), so Filter and Score find it by pointer: at thousands of nodes a
-	// lookup by node name (hashing and comparing the name, in a map much larger than the CPU's
-	// cache) cost more than the rest of the plugin. The scheduler's snapshot shares Node objects
-	// with the informer; a Node object not in the map (a moment between the two) falls back to the
-	// store. The map is immutable once published and answers only while its gen is current: a Node
-	// event or a CR change bumps gen, and the first read after that builds a new map.
-	byNode   atomic.Pointer[offersByNode]
-	gen      atomic.Uint64
-	nodesMu  sync.Mutex
-	nodes    map[string]*corev1.Node
-	building atomic.Bool
 }
 
 var (
@@ -70,109 +56,44 @@ var (
 )
 
 // NewFactory returns the plugin factory to register under Name. Every plugin built by it reads
-// ClusterScopedResources from cache, which the scheduler's Accord plugins share.
+// ClusterScopedResources from cache's NodeIndex, which the scheduler's Accord plugins share.
 func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 		args, err := argsFrom(obj)
 		if err != nil {
 			return nil, err
 		}
-		store, err := cache.ClusterScopedResources(ctx, h)
+		if _, err := cache.ClusterScopedResources(ctx, h); err != nil {
+			return nil, fmt.Errorf("%s: %w", Name, err)
+		}
+		nodes, err := cache.Nodes(h)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", Name, err)
 		}
-		p := New(args, store)
-		if f := h.SharedInformerFactory(); f != nil {
-			if _, err := f.Core().V1().Nodes().Informer().AddEventHandler(p.NodeEventHandler()); err != nil {
-				return nil, fmt.Errorf("%s: watching Nodes: %w", Name, err)
-			}
-		}
-		return p, nil
+		return New(args, nodes), nil
 	}
 }
 
-// New builds the plugin from validated args and a ClusterScopedResource store. Its Filter and Score
-// look CRs up by node name until it is given Node objects (NodeEventHandler).
-func New(args *config.NodeCRDResourceFitArgs, store crcache.Store[schedv1alpha1.ClusterScopedResource]) *Plugin {
-	p := &Plugin{store: store, policy: args.MissingCRPolicy, nodes: map[string]*corev1.Node{}}
-	store.Watch(func(string, *schedv1alpha1.ClusterScopedResource, any) { p.invalidate() })
-	return p
-}
-
-// offersByNode is a by-node map built when gen was current.
-type offersByNode struct {
-	gen uint64
-	m   map[*corev1.Node]*constraints.Offer
-}
-
-// invalidate retires the by-node map. A CR change calls it under the store's lock (Watch), after
-// the store holds the change, so a map built from a gen read later has seen it. It takes no lock.
-func (p *Plugin) invalidate() {
-	p.gen.Add(1)
-}
-
-// NodeEventHandler keeps the plugin's by-node map in step with the scheduler's Node informer.
-func (p *Plugin) NodeEventHandler() cache.ResourceEventHandler {
-	set := func(name string, node *corev1.Node) {
-		p.nodesMu.Lock()
-		if node == nil {
-			delete(p.nodes, name)
-		} else {
-			p.nodes[name] = node
-		}
-		p.nodesMu.Unlock()
-		p.invalidate()
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if n, ok := obj.(*corev1.Node); ok {
-				set(n.Name, n)
-			}
-		},
-		UpdateFunc: func(_, obj any) {
-			if n, ok := obj.(*corev1.Node); ok {
-				set(n.Name, n)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			if n, ok := obj.(*corev1.Node); ok {
-				set(n.Name, nil)
-			}
-		},
-	}
+// New builds the plugin from validated args and a NodeIndex that follows a ClusterScopedResource
+// store (crcache.NodeIndex.WatchOffers).
+func New(args *config.NodeCRDResourceFitArgs, nodes *crcache.NodeIndex) *Plugin {
+	return &Plugin{nodes: nodes, policy: args.MissingCRPolicy}
 }
 
 // offer returns the compiled Offer of node's CR (nil: none).
 func (p *Plugin) offer(node *corev1.Node) *constraints.Offer {
-	if b := p.byNode.Load(); b != nil && b.gen == p.gen.Load() {
-		if o, ok := b.m[node]; ok {
-			return o
-		}
-	} else {
-		p.build()
+	if d := p.nodes.Lookup(node); d != nil {
+		return d.Offer
 	}
-	_, o := crcache.OfferOf(p.store, node.Name)
-	return o
+	return nil
 }
 
-// build publishes a by-node map for the current gen, unless another goroutine is building one
-// (meanwhile, reads fall back to the store).
-func (p *Plugin) build() {
-	if !p.building.CompareAndSwap(false, true) {
-		return
+// cr returns the ClusterScopedResource of the node named name (nil: none).
+func (p *Plugin) cr(name string) *schedv1alpha1.ClusterScopedResource {
+	if d := p.nodes.Get(name); d != nil {
+		return d.CR
 	}
-	defer p.building.Store(false)
-	gen := p.gen.Load()
-	p.nodesMu.Lock()
-	m := make(map[*corev1.Node]*constraints.Offer, len(p.nodes))
-	for name, n := range p.nodes {
-		_, m[n] = crcache.OfferOf(p.store, name)
-	}
-	p.nodesMu.Unlock()
-	p.byNode.Store(&offersByNode{gen: gen, m: m})
+	return nil
 }
 
 func argsFrom(obj runtime.Object) (*config.NodeCRDResourceFitArgs, error) {
@@ -317,10 +238,10 @@ func (p *Plugin) isSchedulableAfterCRChange(logger klog.Logger, pod *corev1.Pod,
 	return fwk.Queue, nil
 }
 
-// awaitLister gives the plugin's store a moment to catch up with the event the hint is judging.
+// awaitLister gives the index Filter reads a moment to catch up with the event the hint is judging.
 func (p *Plugin) awaitLister(cr *schedv1alpha1.ClusterScopedResource) {
 	crcache.AwaitResourceVersion(cr.ResourceVersion, crcache.CatchUpTimeout, func() (string, bool) {
-		cur := p.store.Get(cr.Name)
+		cur := p.cr(cr.Name)
 		if cur == nil {
 			return "", false
 		}
@@ -333,7 +254,7 @@ func (p *Plugin) isSchedulableAfterNodeAdd(logger klog.Logger, pod *corev1.Pod, 
 	if !ok {
 		return fwk.Queue, fmt.Errorf("%s: expected a Node, got %T", Name, newObj)
 	}
-	csr := p.store.Get(node.Name)
+	csr := p.cr(node.Name)
 	if csr == nil {
 		if p.policy == config.MissingCRPolicyIgnore {
 			return fwk.Queue, nil

@@ -274,7 +274,7 @@ func TestQueueingHints(t *testing.T) {
 			}
 			// The store already holds the event's object, as it will once the plugin's informer has
 			// seen the event.
-			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: policy}, crcache.NewOfferStore(tt.new))
+			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: policy}, crcache.NewNodeIndex().WatchOffers(crcache.NewOfferStore(tt.new)))
 			var oldObj, newObj any
 			if tt.old != nil {
 				oldObj = toUnstructured(t, tt.old)
@@ -311,7 +311,7 @@ func TestQueueingHintNodeAdd(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.policy)+"/"+tt.node, func(t *testing.T) {
 			logger, _ := ktesting.NewTestContext(t)
-			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: tt.policy}, store)
+			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: tt.policy}, crcache.NewNodeIndex().WatchOffers(store))
 			got, err := p.isSchedulableAfterNodeAdd(logger, memPod, nil, st.MakeNode().Name(tt.node).Obj())
 			if err != nil || got != tt.want {
 				t.Fatalf("hint = %v, %v; want %v", got, err, tt.want)
@@ -328,7 +328,7 @@ func TestEventsToRegister(t *testing.T) {
 		{config.MissingCRPolicyReject, fwk.Add | fwk.Update},
 		{config.MissingCRPolicyIgnore, fwk.Add | fwk.Update | fwk.Delete},
 	} {
-		p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: tt.policy}, crcache.NewOfferStore())
+		p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: tt.policy}, crcache.NewNodeIndex().WatchOffers(crcache.NewOfferStore()))
 		events, err := p.EventsToRegister(context.Background())
 		if err != nil {
 			t.Fatal(err)

@@ -88,7 +88,7 @@ func TestNodeCRDResourceFitAgreesWithTheSchedulerFilter(t *testing.T) {
 		if s.csr != nil {
 			store.Put(s.csr)
 		}
-		filter := schedcrfit.New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: s.policy}, store)
+		filter := schedcrfit.New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: s.policy}, crcache.NewNodeIndex().WatchOffers(store))
 		state := schedframework.NewCycleState()
 		if _, st := filter.PreFilter(context.Background(), state, s.pod, nil); !st.IsSuccess() {
 			t.Fatalf("PreFilter: %v", st)
@@ -170,7 +170,7 @@ func TestLowNodeLoadAgreesWithLoadAwareFilter(t *testing.T) {
 			store.Put(s.metric)
 		}
 		filter := loadaware.New(&config.LoadAwareArgs{UsageThresholds: s.thresholds, ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 1},
-			NodeMetricExpirationSeconds: s.expiry}, store, nil, testingclock.NewFakePassiveClock(now))
+			NodeMetricExpirationSeconds: s.expiry}, crcache.NewNodeIndex().WatchLoads(store), nil, testingclock.NewFakePassiveClock(now))
 		state := schedframework.NewCycleState()
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
 		if _, st := filter.PreFilter(context.Background(), state, pod, nil); !st.IsSuccess() {
@@ -217,7 +217,7 @@ func TestNodeFitAgreesWithTheSchedulerFilter(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		filter := schedcrfit.New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: s.policy}, store)
+		filter := schedcrfit.New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: s.policy}, crcache.NewNodeIndex().WatchOffers(store))
 		state := schedframework.NewCycleState()
 		if _, st := filter.PreFilter(context.Background(), state, s.pod, nil); !st.IsSuccess() {
 			t.Fatalf("PreFilter: %v", st)

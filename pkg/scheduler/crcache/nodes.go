@@ -1,0 +1,301 @@
+package crcache
+
+import (
+	"hash/maphash"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	"github.com/accord-sched/accord/pkg/constraints"
+)
+
+// NodeIndex is what the Accord plugins of one scheduler know about each node: its Node object, its
+// ClusterScopedResource and NodeMetric with their compiled forms, and what each plugin derives from
+// them (Derive). A Cache keeps one, fed by the stores and by the scheduler's Node informer, and every
+// Accord plugin of every profile reads it.
+//
+// Filter and Score run once per (pod, node); at thousands of nodes, finding a node's data by its
+// name (hashing and comparing names in a map far larger than the CPU's cache) cost more than the
+// plugins' checks. The scheduler's snapshot shares Node objects with its informer, so Lookup finds
+// a node by its Node object: a pointer-keyed map, copied and republished by the informer's event
+// handler when a Node object is added, replaced or removed (never on the scheduling path). Each
+// node has one cell for its life; a change of its CR or NodeMetric publishes new data in the cell
+// and leaves the maps alone. A read takes no lock: two atomic loads and a map lookup.
+type NodeIndex struct {
+	// mu serialises writers; readers never take it.
+	mu sync.Mutex
+	// cells holds every node the index knows (a Node, a CR or a NodeMetric), by name.
+	cells    map[string]*nodeCell
+	derivers []func(*NodeData) any
+	maps     atomic.Pointer[nodeMaps]
+	// watched records the stores already followed, so a store is watched once.
+	watched map[any]bool
+	seed    maphash.Seed
+}
+
+// nodeMaps is published whole and never modified afterwards. Each map is split in shards, so a Node
+// event copies one shard (at 5000 nodes, some 80 entries) rather than a map of every node: the
+// informer's first list, one add per node, then costs O(nodes²/shards) instead of O(nodes²).
+type nodeMaps struct {
+	byNode [shards]map[*corev1.Node]*nodeCell
+	byName [shards]map[string]*nodeCell
+}
+
+const shardBits = 6
+
+const shards = 1 << shardBits
+
+// nodeShard spreads Node objects over the shards by address (Go's heap objects do not move; the
+// address is only hashed, never turned back into a pointer).
+func nodeShard(n *corev1.Node) int {
+	return int((uint64(uintptr(unsafe.Pointer(n))) * 0x9E3779B97F4A7C15) >> (64 - shardBits))
+}
+
+func (x *NodeIndex) nameShard(name string) int {
+	return int(maphash.String(x.seed, name) >> (64 - shardBits))
+}
+
+type nodeCell struct {
+	data atomic.Pointer[NodeData]
+}
+
+// NodeData is what the index knows about one node at one moment. It is never modified once
+// published: a change publishes a new NodeData.
+type NodeData struct {
+	// Node is the Node object the informer delivered last (nil: none yet).
+	Node *corev1.Node
+	// CR is the node's ClusterScopedResource and Offer its compiled form (nil: none).
+	CR    *schedv1alpha1.ClusterScopedResource
+	Offer *constraints.Offer
+	// Metric is the node's NodeMetric and Load its compiled form (nil: none).
+	Metric *slov1alpha1.NodeMetric
+	Load   *constraints.Load
+	// derived holds, by DerivedKey, what each Derive function made of the fields above.
+	derived []any
+}
+
+// DerivedKey names a value registered with Derive.
+type DerivedKey int
+
+// Derived returns the value the Derive function registered under k made of d (nil for a nil d).
+func (d *NodeData) Derived(k DerivedKey) any {
+	if d == nil || int(k) >= len(d.derived) {
+		return nil
+	}
+	return d.derived[k]
+}
+
+// NewNodeIndex returns an empty index. A Cache makes its own (Cache.Nodes); tests and callers without
+// a Cache feed one with WatchOffers, WatchLoads and NodeHandler.
+func NewNodeIndex() *NodeIndex {
+	x := &NodeIndex{cells: map[string]*nodeCell{}, watched: map[any]bool{}, seed: maphash.MakeSeed()}
+	m := &nodeMaps{}
+	for i := range shards {
+		m.byNode[i] = map[*corev1.Node]*nodeCell{}
+		m.byName[i] = map[string]*nodeCell{}
+	}
+	x.maps.Store(m)
+	return x
+}
+
+// Lookup returns what the index knows about node, found by the Node object itself when the index
+// holds it and by name otherwise (a snapshot a moment ahead of or behind the informer); nil when it
+// knows nothing about the node.
+func (x *NodeIndex) Lookup(node *corev1.Node) *NodeData {
+	m := x.maps.Load()
+	c, ok := m.byNode[nodeShard(node)][node]
+	if !ok {
+		if c = m.byName[x.nameShard(node.Name)][node.Name]; c == nil {
+			return nil
+		}
+	}
+	return c.data.Load()
+}
+
+// Get returns what the index knows about the node named name (nil: nothing).
+func (x *NodeIndex) Get(name string) *NodeData {
+	if c := x.maps.Load().byName[x.nameShard(name)][name]; c != nil {
+		return c.data.Load()
+	}
+	return nil
+}
+
+// Derive registers fn, which the index calls with each node's data whenever it changes (with the
+// index's lock held: fn must be quick and must not use the index), and returns the key under which
+// NodeData.Derived returns fn's result. A plugin uses it to keep what it compiles from a node's
+// data with its own arguments (LoadAware: the NodeMetric against the node's allocatable, with its
+// thresholds and weights), prepared once per change instead of once per pod. Every node's data
+// holds fn's result when Derive returns.
+func (x *NodeIndex) Derive(fn func(*NodeData) any) DerivedKey {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.derivers = append(x.derivers, fn)
+	for name := range x.cells {
+		x.update(name, func(*NodeData) {})
+	}
+	return DerivedKey(len(x.derivers) - 1)
+}
+
+// WatchOffers makes the index follow s, a ClusterScopedResource store whose objects carry their
+// compiled Offer (a Cache's, or NewOfferStore's). It returns x.
+func (x *NodeIndex) WatchOffers(s Store[schedv1alpha1.ClusterScopedResource]) *NodeIndex {
+	if x.watch(s.m) {
+		s.Watch(func(name string, csr *schedv1alpha1.ClusterScopedResource, derived any) {
+			offer, _ := derived.(*constraints.Offer)
+			x.set(name, func(d *NodeData) { d.CR, d.Offer = csr, offer })
+		})
+	}
+	return x
+}
+
+// WatchLoads makes the index follow s, a NodeMetric store whose objects carry their compiled Load
+// (a Cache's, or NewLoadStore's). It returns x.
+func (x *NodeIndex) WatchLoads(s Store[slov1alpha1.NodeMetric]) *NodeIndex {
+	if x.watch(s.m) {
+		s.Watch(func(name string, m *slov1alpha1.NodeMetric, derived any) {
+			load, _ := derived.(*constraints.Load)
+			x.set(name, func(d *NodeData) { d.Metric, d.Load = m, load })
+		})
+	}
+	return x
+}
+
+// watch reports whether the store identified by key is not followed yet, and records it.
+func (x *NodeIndex) watch(key any) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.watched[key] {
+		return false
+	}
+	x.watched[key] = true
+	return true
+}
+
+// NodeHandler keeps the index in step with a Node informer (the scheduler's).
+func (x *NodeIndex) NodeHandler() cache.ResourceEventHandler {
+	setNode := func(name string, n *corev1.Node) {
+		x.set(name, func(d *NodeData) { d.Node = n })
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if n, ok := obj.(*corev1.Node); ok {
+				setNode(n.Name, n)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if n, ok := obj.(*corev1.Node); ok {
+				setNode(n.Name, n)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if n, ok := obj.(*corev1.Node); ok {
+				setNode(n.Name, nil)
+			}
+		},
+	}
+}
+
+func (x *NodeIndex) set(name string, change func(*NodeData)) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.update(name, change)
+}
+
+// update publishes the node's data with change applied and every Derive function's result; the
+// caller holds mu. The maps are republished only when the node's Node object changed or the node
+// came or went.
+func (x *NodeIndex) update(name string, change func(*NodeData)) {
+	c := x.cells[name]
+	var old NodeData
+	if c != nil {
+		old = *c.data.Load()
+	}
+	d := old
+	change(&d)
+	if d.Node == nil && d.CR == nil && d.Metric == nil {
+		if c != nil {
+			c.data.Store(&d) // a reader of the maps before the next ones sees the node gone
+			delete(x.cells, name)
+			x.republish(func(e *mapEdit) {
+				e.setName(name, nil)
+				e.setNode(old.Node, nil)
+			})
+		}
+		return
+	}
+	d.derived = make([]any, len(x.derivers))
+	for i, fn := range x.derivers {
+		d.derived[i] = fn(&d)
+	}
+	if c == nil {
+		c = &nodeCell{}
+		c.data.Store(&d)
+		x.cells[name] = c
+		x.republish(func(e *mapEdit) {
+			e.setName(name, c)
+			e.setNode(d.Node, c)
+		})
+		return
+	}
+	c.data.Store(&d)
+	if d.Node != old.Node {
+		x.republish(func(e *mapEdit) {
+			e.setNode(old.Node, nil)
+			e.setNode(d.Node, c)
+		})
+	}
+}
+
+// republish publishes the maps with edit's changes; the caller holds mu.
+func (x *NodeIndex) republish(edit func(*mapEdit)) {
+	next := *x.maps.Load()
+	edit(&mapEdit{x: x, m: &next})
+	x.maps.Store(&next)
+}
+
+// mapEdit changes a copy of the published maps, copying a shard the first time it touches it.
+type mapEdit struct {
+	x                      *NodeIndex
+	m                      *nodeMaps
+	nodeCopied, nameCopied uint64
+}
+
+// setNode maps n to c (nil: removes n); a nil n is ignored.
+func (e *mapEdit) setNode(n *corev1.Node, c *nodeCell) {
+	if n == nil {
+		return
+	}
+	i := nodeShard(n)
+	if e.nodeCopied&(1<<i) == 0 {
+		e.m.byNode[i] = maps.Clone(e.m.byNode[i])
+		e.nodeCopied |= 1 << i
+	}
+	if c == nil {
+		delete(e.m.byNode[i], n)
+	} else {
+		e.m.byNode[i][n] = c
+	}
+}
+
+// setName maps name to c (nil: removes name).
+func (e *mapEdit) setName(name string, c *nodeCell) {
+	i := e.x.nameShard(name)
+	if e.nameCopied&(1<<i) == 0 {
+		e.m.byName[i] = maps.Clone(e.m.byName[i])
+		e.nameCopied |= 1 << i
+	}
+	if c == nil {
+		delete(e.m.byName[i], name)
+	} else {
+		e.m.byName[i][name] = c
+	}
+}

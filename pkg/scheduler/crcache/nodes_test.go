@@ -1,0 +1,273 @@
+package crcache
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
+)
+
+func nodeObj(name string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+// byNode and byName read the published maps' shards.
+func (x *NodeIndex) byNode(n *corev1.Node) *nodeCell { return x.maps.Load().byNode[nodeShard(n)][n] }
+func (x *NodeIndex) byName(name string) *nodeCell {
+	return x.maps.Load().byName[x.nameShard(name)][name]
+}
+
+// sizes counts the Node objects and the names in the published maps.
+func (x *NodeIndex) sizes() (nodes, names int) {
+	m := x.maps.Load()
+	for i := range shards {
+		nodes += len(m.byNode[i])
+		names += len(m.byName[i])
+	}
+	return nodes, names
+}
+
+func metricObj(name, rv string) *slov1alpha1.NodeMetric {
+	return &slov1alpha1.NodeMetric{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv}}
+}
+
+// The index answers by Node object and by name, follows both stores and the Node informer, and
+// republishes its maps only when a Node object or the set of nodes changes.
+func TestNodeIndexFollowsStoresAndNodes(t *testing.T) {
+	offers := NewOfferStore(csr("n1", "example.com/memory"))
+	loads := NewLoadStore()
+	x := NewNodeIndex().WatchOffers(offers).WatchLoads(loads).WatchOffers(offers) // the second watch is a no-op
+	h := x.NodeHandler()
+
+	n1 := nodeObj("n1")
+	if d := x.Lookup(n1); d == nil || d.CR == nil || d.Offer == nil || d.Node != nil {
+		t.Fatalf("before the informer delivers n1: %+v, want its CR and Offer by name", d)
+	}
+	h.OnAdd(n1, true)
+	if d := x.Lookup(n1); d == nil || d.Node != n1 || x.byNode(n1) == nil {
+		t.Fatalf("after the add: %+v, want n1 by its Node object", d)
+	}
+
+	maps := x.maps.Load()
+	loads.Put(metricObj("n1", "1"))
+	offers.Put(csr("n1"))
+	if x.maps.Load() != maps {
+		t.Error("a CR or NodeMetric change of a known node republished the maps; it should only swap the node's data")
+	}
+	if d := x.Lookup(n1); d.Metric == nil || d.Load == nil || d.Offer == nil || len(d.CR.Spec.ResourcesFilter) != 0 {
+		t.Fatalf("after the metric and the CR changed: %+v", d)
+	}
+
+	cell := x.byName("n1")
+	n1b := n1.DeepCopy()
+	h.OnUpdate(n1, n1b)
+	if nodes, _ := x.sizes(); x.byNode(n1) != nil || x.byNode(n1b) == nil || nodes != 1 {
+		t.Fatalf("after the Node update, byNode holds %d objects, the old one: %v, the new one: %v; want only the new one", nodes, x.byNode(n1) != nil, x.byNode(n1b) != nil)
+	}
+	if d := x.Lookup(n1); d == nil || d.Node != n1b {
+		t.Fatalf("a snapshot still holding the old Node object: %+v, want the node's data by name", d)
+	}
+	if x.byName("n1") != cell {
+		t.Error("the node's cell changed with its Node object; a cell lives as long as the node")
+	}
+
+	h.OnAdd(nodeObj("n2"), true)
+	if d := x.Get("n2"); d == nil || d.CR != nil || d.Metric != nil {
+		t.Fatalf("n2, a node without CRs: %+v", d)
+	}
+
+	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "n1", Obj: n1b})
+	offers.Remove("n1")
+	if d := x.Get("n1"); d == nil || d.Metric == nil || d.Node != nil {
+		t.Fatalf("n1 with only its metric left: %+v", d)
+	}
+	loads.Remove("n1")
+	if d := x.Get("n1"); d != nil {
+		t.Fatalf("n1 with neither Node, CR nor metric: %+v, want nil", d)
+	}
+	if nodes, names := x.sizes(); names != 1 || nodes != 1 {
+		t.Fatalf("maps after n1 left: %d names, %d Node objects; want n2 only", names, nodes)
+	}
+}
+
+// A value registered with Derive is there for every node when Derive returns, and is derived again
+// on every change.
+func TestNodeIndexDerive(t *testing.T) {
+	loads := NewLoadStore(metricObj("n1", "1"))
+	x := NewNodeIndex().WatchLoads(loads)
+	describe := func(d *NodeData) any {
+		node := "none"
+		if d.Node != nil {
+			node = d.Node.Name
+		}
+		rv := "none"
+		if d.Metric != nil {
+			rv = d.Metric.ResourceVersion
+		}
+		return node + "/" + rv
+	}
+	k := x.Derive(describe)
+	if got := x.Get("n1").Derived(k); got != "none/1" {
+		t.Fatalf("derived before the Node = %v", got)
+	}
+	x.NodeHandler().OnAdd(nodeObj("n1"), true)
+	loads.Put(metricObj("n1", "2"))
+	if got := x.Get("n1").Derived(k); got != "n1/2" {
+		t.Fatalf("derived after the Node and a new metric = %v", got)
+	}
+	if got := x.Get("n1").Derived(k + 1); got != nil {
+		t.Errorf("an unregistered key = %v, want nil", got)
+	}
+	if got := (*NodeData)(nil).Derived(k); got != nil {
+		t.Errorf("nil data = %v, want nil", got)
+	}
+}
+
+// Readers never see a torn state while the informer and the stores write (run with -race).
+func TestNodeIndexConcurrentReaders(t *testing.T) {
+	loads := NewLoadStore()
+	x := NewNodeIndex().WatchLoads(loads)
+	h := x.NodeHandler()
+	nodes := make([]*corev1.Node, 50)
+	for i := range nodes {
+		nodes[i] = nodeObj(fmt.Sprintf("n%d", i))
+		h.OnAdd(nodes[i], true)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for _, n := range nodes {
+					if d := x.Lookup(n); d == nil || (d.Node != nil && d.Node.Name != n.Name) {
+						t.Errorf("Lookup(%s) = %+v", n.Name, d)
+						return
+					}
+				}
+			}
+		})
+	}
+	for i := range 500 {
+		n := nodes[i%len(nodes)]
+		loads.Put(metricObj(n.Name, fmt.Sprint(i)))
+		h.OnUpdate(n, n.DeepCopy())
+	}
+	close(stop)
+	wg.Wait()
+}
+
+// handleWithInformers is the part of a framework Handle that Cache.Nodes reads.
+type handleWithInformers struct {
+	fwk.Handle
+	f informers.SharedInformerFactory
+}
+
+func (h handleWithInformers) SharedInformerFactory() informers.SharedInformerFactory { return h.f }
+
+// Cache.Nodes registers one Node handler however many plugins ask, and the index it returns follows
+// the Cache's stores, handed out before or after.
+func TestCacheNodesIsOneIndex(t *testing.T) {
+	c := NewForClient(accordfake.NewSimpleClientset(csr("n1", "example.com/memory"), metricObj("n1", "1"))) //nolint:staticcheck // as TestCacheSharesOneFactoryAndFollowsEvents
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); c.Shutdown() }()
+	if _, err := c.ClusterScopedResources(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	f := informers.NewSharedInformerFactory(fake.NewClientset(nodeObj("n1")), 0)
+	h := handleWithInformers{f: f}
+	x, err := c.Nodes(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := c.Nodes(h); again != x {
+		t.Fatal("a second plugin got another index")
+	}
+	if _, err := c.NodeMetrics(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	informersCtx, stopInformers := context.WithCancel(ctx)
+	f.Start(informersCtx.Done())
+	defer func() { stopInformers(); f.Shutdown() }()
+	syncCtx, done := context.WithTimeout(ctx, 30*time.Second)
+	defer done()
+	if !cache.WaitForCacheSync(syncCtx.Done(), c.HasSynced) {
+		t.Fatal("the Cache, with its Node handler, never synced")
+	}
+	d := x.Get("n1")
+	if d == nil || d.Node == nil || d.CR == nil || d.Metric == nil {
+		t.Fatalf("n1 = %+v, want its Node, CR and NodeMetric", d)
+	}
+	if n, _ := f.Core().V1().Nodes().Lister().Get("n1"); x.Lookup(n) != d {
+		t.Error("the informer's Node object does not find the node's data")
+	}
+}
+
+// What the informer's handler pays per Node event at 5000 nodes, each with a CR and a NodeMetric:
+// "update" replaces one Node object (byNode is copied); "metric" is a NodeMetric change (the maps
+// are left alone); "initial-list" adds all 5000 Nodes, as the informer's first list does.
+func BenchmarkNodeIndex(b *testing.B) {
+	const n = 5000
+	fill := func() (*NodeIndex, Store[slov1alpha1.NodeMetric], []*corev1.Node) {
+		offers, loads := NewOfferStore(), NewLoadStore()
+		x := NewNodeIndex().WatchOffers(offers).WatchLoads(loads)
+		nodes := make([]*corev1.Node, n)
+		for i := range nodes {
+			nodes[i] = nodeObj(fmt.Sprintf("node-%d", i))
+			offers.Put(csr(nodes[i].Name, "cpu", "memory"))
+			loads.Put(metricObj(nodes[i].Name, "1"))
+		}
+		return x, loads, nodes
+	}
+	b.Run("update", func(b *testing.B) {
+		x, _, nodes := fill()
+		h := x.NodeHandler()
+		for _, node := range nodes {
+			h.OnAdd(node, true)
+		}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			old := nodes[i%n]
+			nodes[i%n] = old.DeepCopy()
+			h.OnUpdate(old, nodes[i%n])
+		}
+	})
+	b.Run("metric", func(b *testing.B) {
+		x, loads, nodes := fill()
+		h := x.NodeHandler()
+		for _, node := range nodes {
+			h.OnAdd(node, true)
+		}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			loads.Put(metricObj(nodes[i%n].Name, "2"))
+		}
+	})
+	b.Run("initial-list", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			x, _, nodes := fill()
+			h := x.NodeHandler()
+			b.StartTimer()
+			for _, node := range nodes {
+				h.OnAdd(node, true)
+			}
+		}
+	})
+}
