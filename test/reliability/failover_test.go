@@ -192,20 +192,7 @@ func TestDeschedulerLeaderFailover(t *testing.T) {
 		ps = append(ps, c.newPod("p"+itoa(i), c.nodes[i%2], nil))
 	}
 	c.create(ps...)
-	policy := c.writePolicy(`maxNoOfPodsToEvictPerNode: 1
-profiles:
-- name: failover
-  pluginConfig:
-  - name: DefaultEvictor
-  - name: PodLifeTime
-    args:
-      states: [Running]
-  plugins:
-    deschedule:
-      enabled: [PodLifeTime]
-    preEvictionFilter:
-      disabled: [SchedulerSimulation]
-`)
+	policy := c.writePolicy("maxNoOfPodsToEvictPerNode: 1\nprofiles:\n" + profile("failover", "PodLifeTime", "states: [Running]"))
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := env.WriteKubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)

@@ -21,19 +21,7 @@ func TestEvictionFailuresRetriedNextCycle(t *testing.T) {
 	proxy := newFaultProxy(t)
 	// Created before the descheduler starts, so its first cycle sees it.
 	pod := c.create(c.newPod("victim", c.node("n1"), nil))[0]
-	d := buildDescheduler(t, c.writePolicy(`profiles:
-- name: faults
-  pluginConfig:
-  - name: DefaultEvictor
-  - name: PodLifeTime
-    args:
-      states: [Running]
-  plugins:
-    deschedule:
-      enabled: [PodLifeTime]
-    preEvictionFilter:
-      disabled: [SchedulerSimulation]
-`), proxy.config())
+	d := buildDescheduler(t, c.writePolicy("profiles:\n"+profile("faults", "PodLifeTime", "states: [Running]")), proxy.config())
 	key := c.ns + "/" + pod.Name
 	counter := func(result string) float64 {
 		v, _ := testutil.GetCounterMetricValue(d.Metrics().PodsEvicted.WithLabelValues(result, podlifetime.Name, "faults", c.ns, pod.Spec.NodeName))

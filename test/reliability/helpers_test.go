@@ -178,13 +178,18 @@ func figure(t testing.TB, name string, format string, args ...any) {
 }
 
 // profile is a policy's profile that runs one deschedule plugin (and, for NodeCRDResourceFit, its
-// event-triggered controller when started) with DefaultEvictor and without the scheduler
-// simulation: these tests count evictions, not where the replacements land.
-func profile(name, plugin string) string {
+// event-triggered controller when started), with args (one YAML line per field) when given, with
+// DefaultEvictor and without the scheduler simulation: these tests count evictions, not where the
+// replacements land.
+func profile(name, plugin string, args ...string) string {
+	config := ""
+	if len(args) > 0 {
+		config = "\n    args:\n      " + strings.Join(args, "\n      ")
+	}
 	return "- name: " + name + `
   pluginConfig:
   - name: DefaultEvictor
-  - name: ` + plugin + `
+  - name: ` + plugin + config + `
   plugins:
     deschedule:
       enabled: [` + plugin + `]
