@@ -145,25 +145,32 @@ func (x *NodeIndex) Derive(fn func(*NodeData) any) DerivedKey {
 // WatchOffers makes the index follow s, a ClusterScopedResource store whose objects carry their
 // compiled Offer (a Cache's, or NewOfferStore's). It returns x.
 func (x *NodeIndex) WatchOffers(s Store[schedv1alpha1.ClusterScopedResource]) *NodeIndex {
-	if x.watch(s.m) {
-		s.Watch(func(name string, csr *schedv1alpha1.ClusterScopedResource, derived any) {
-			offer, _ := derived.(*constraints.Offer)
-			x.set(name, func(d *NodeData) { d.CR, d.Offer = csr, offer })
-		})
-	}
+	follow(x, s, func(d *NodeData, csr *schedv1alpha1.ClusterScopedResource, derived any) {
+		d.CR = csr
+		d.Offer, _ = derived.(*constraints.Offer)
+	})
 	return x
 }
 
 // WatchLoads makes the index follow s, a NodeMetric store whose objects carry their compiled Load
 // (a Cache's, or NewLoadStore's). It returns x.
 func (x *NodeIndex) WatchLoads(s Store[slov1alpha1.NodeMetric]) *NodeIndex {
-	if x.watch(s.m) {
-		s.Watch(func(name string, m *slov1alpha1.NodeMetric, derived any) {
-			load, _ := derived.(*constraints.Load)
-			x.set(name, func(d *NodeData) { d.Metric, d.Load = m, load })
-		})
-	}
+	follow(x, s, func(d *NodeData, m *slov1alpha1.NodeMetric, derived any) {
+		d.Metric = m
+		d.Load, _ = derived.(*constraints.Load)
+	})
 	return x
+}
+
+// follow watches s, unless x already does, setting each change into the node's data with set (obj
+// and derived are nil after a delete).
+func follow[T any](x *NodeIndex, s Store[T], set func(d *NodeData, obj *T, derived any)) {
+	if !x.watch(s.m) {
+		return
+	}
+	s.Watch(func(name string, obj *T, derived any) {
+		x.set(name, func(d *NodeData) { set(d, obj, derived) })
+	})
 }
 
 // watch reports whether the store identified by key is not followed yet, and records it.
@@ -271,31 +278,26 @@ type mapEdit struct {
 
 // setNode maps n to c (nil: removes n); a nil n is ignored.
 func (e *mapEdit) setNode(n *corev1.Node, c *nodeCell) {
-	if n == nil {
-		return
-	}
-	i := nodeShard(n)
-	if e.nodeCopied&(1<<i) == 0 {
-		e.m.byNode[i] = maps.Clone(e.m.byNode[i])
-		e.nodeCopied |= 1 << i
-	}
-	if c == nil {
-		delete(e.m.byNode[i], n)
-	} else {
-		e.m.byNode[i][n] = c
+	if n != nil {
+		setInShard(&e.m.byNode, &e.nodeCopied, nodeShard(n), n, c)
 	}
 }
 
 // setName maps name to c (nil: removes name).
 func (e *mapEdit) setName(name string, c *nodeCell) {
-	i := e.x.nameShard(name)
-	if e.nameCopied&(1<<i) == 0 {
-		e.m.byName[i] = maps.Clone(e.m.byName[i])
-		e.nameCopied |= 1 << i
+	setInShard(&e.m.byName, &e.nameCopied, e.x.nameShard(name), name, c)
+}
+
+// setInShard maps k to c (nil: removes k) in shard i of m, first copying the shard unless copied
+// says it was.
+func setInShard[K comparable](m *[shards]map[K]*nodeCell, copied *uint64, i int, k K, c *nodeCell) {
+	if *copied&(1<<i) == 0 {
+		m[i] = maps.Clone(m[i])
+		*copied |= 1 << i
 	}
 	if c == nil {
-		delete(e.m.byName[i], name)
+		delete(m[i], k)
 	} else {
-		e.m.byName[i][name] = c
+		m[i][k] = c
 	}
 }
