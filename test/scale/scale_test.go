@@ -28,8 +28,13 @@ func TestScale(t *testing.T) {
 	}
 	sz, big := scaleSize(t)
 	ctx := context.Background()
-	schedBin := harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/scheduler")
-	deschedBin := harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
+	var schedBin, deschedBin string
+	if sz.runs("scheduler") {
+		schedBin = harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/scheduler")
+	}
+	if sz.runs("descheduler") {
+		deschedBin = harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
+	}
 
 	env, err := harness.Start(ctx, harness.Options{WithoutControllers: true, WithoutNodeSimulator: true})
 	if err != nil {
@@ -56,24 +61,12 @@ func TestScale(t *testing.T) {
 
 	// (a) The scheduler: the reference first, then the Accord profile, on the same nodes.
 	refConfig, accordConfig := schedulerConfigs(t, kubeconfig)
-	var runs []schedRun
-	for _, c := range []struct{ profile, config, schedulerName string }{
-		{"kube-scheduler-default", refConfig, corev1.DefaultSchedulerName},
-		{"accord", accordConfig, "accord-scheduler"},
-	} {
-		// LoadAware ignores a NodeMetric older than 180 s: every run starts with fresh ones.
-		if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, runScheduler(t, ctx, client, schedBin, c.config, c.profile, c.schedulerName, sz.Nodes, sz.Pods))
+	if sz.runs("scheduler") {
+		runSchedulers(t, ctx, client, accord, schedBin, refConfig, accordConfig, sz)
 	}
-	ref, acc := runs[0], runs[1]
-	if ref.PodsPerSec <= 0 || acc.PodsPerSec <= 0 {
-		t.Fatalf("no throughput measured: %+v", runs)
+	if !sz.runs("descheduler") {
+		return
 	}
-	figure(t, "scheduler ratio accord/kube-scheduler-default nodes=%d pods=%d: throughput %.2fx, CPU %.2fx (%.2fx while binding), peak RSS %.2fx",
-		sz.Nodes, sz.Pods, acc.PodsPerSec/ref.PodsPerSec, ratio(acc.CPU, ref.CPU), ratio(acc.WindowCPU, ref.WindowCPU), float64(acc.PeakRSS)/float64(ref.PeakRSS))
-	t.Log("the reference is accord-scheduler with kube-scheduler's default profile only: it is kube-scheduler's command with Accord's plugins registered but not enabled")
 
 	// (b) The descheduler over bound pods, 1% of the nodes (at least one) no longer offering memory.
 	ns := "bound"
@@ -124,6 +117,30 @@ func TestScale(t *testing.T) {
 	if !big {
 		t.Log("smoke size; run `make bench-scale` for the cluster-scale figures")
 	}
+}
+
+// runSchedulers binds sz.Pods pending pods with kube-scheduler's default profile (refConfig), then
+// with the Accord profile (accordConfig), and prints their figures and ratios.
+func runSchedulers(t *testing.T, ctx context.Context, client kubernetes.Interface, accord accordclient.Interface, schedBin, refConfig, accordConfig string, sz size) {
+	t.Helper()
+	var runs []schedRun
+	for _, c := range []struct{ profile, config, schedulerName string }{
+		{"kube-scheduler-default", refConfig, corev1.DefaultSchedulerName},
+		{"accord", accordConfig, "accord-scheduler"},
+	} {
+		// LoadAware ignores a NodeMetric older than 180 s: every run starts with fresh ones.
+		if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, runScheduler(t, ctx, client, schedBin, c.config, c.profile, c.schedulerName, sz.Nodes, sz.Pods))
+	}
+	ref, acc := runs[0], runs[1]
+	if ref.PodsPerSec <= 0 || acc.PodsPerSec <= 0 {
+		t.Fatalf("no throughput measured: %+v", runs)
+	}
+	figure(t, "scheduler ratio accord/kube-scheduler-default nodes=%d pods=%d: throughput %.2fx, CPU %.2fx (%.2fx while binding), peak RSS %.2fx",
+		sz.Nodes, sz.Pods, acc.PodsPerSec/ref.PodsPerSec, ratio(acc.CPU, ref.CPU), ratio(acc.WindowCPU, ref.WindowCPU), float64(acc.PeakRSS)/float64(ref.PeakRSS))
+	t.Log("the reference is accord-scheduler with kube-scheduler's default profile only: it is kube-scheduler's command with Accord's plugins registered but not enabled")
 }
 
 // figure prints a measured figure on its own line (make bench-scale greps for FIGURE).
