@@ -184,6 +184,15 @@ type CycleHook interface {
 	EndCycle(ctx context.Context)
 }
 
+// SyncedPlugin is implemented by a plugin that keeps state of its own fed by informer event
+// handlers (SchedulerSimulation's scheduler cache): HasSynced reports whether those handlers have
+// been delivered the informers' initial lists. The runtime's HasSynced, which the descheduler waits
+// for before its first cycle, includes every such plugin, so the first cycle starts on complete
+// state instead of waiting for it inside the cycle.
+type SyncedPlugin interface {
+	HasSynced() bool
+}
+
 // NominatorAwareFilter is implemented by a preEvictionFilter plugin that judges a candidate by
 // the plugin that nominated it. When a plugin calls its Handle's Evictor().PreEvictionFilter, the
 // evictor calls PreEvictionFilterFor with that plugin's name instead of PreEvictionFilter.
