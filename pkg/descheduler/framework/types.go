@@ -94,6 +94,14 @@ type Evictor interface {
 	Evict(ctx context.Context, pod *corev1.Pod, opts EvictOptions) error
 }
 
+// LimitChecker is implemented by the runtime's Evictors: CheckLimits returns the limit error
+// (*EvictionLimitError) Evict would return now for the pod because of the cycle's eviction limits,
+// or nil. It reserves nothing. Plugins (pluginutil.Evict) ask it before PreEvictionFilter, so that
+// a pod no limit would let go is not simulated (nor admitted into the simulation) for nothing.
+type LimitChecker interface {
+	CheckLimits(pod *corev1.Pod) error
+}
+
 // PodFilter selects pods.
 type PodFilter func(pod *corev1.Pod) bool
 

@@ -204,3 +204,52 @@ profiles:
 		t.Fatal("the runtime is not synced once every SyncedPlugin is")
 	}
 }
+
+// A plugin's evictor answers CheckLimits with the cycle's limits, so pluginutil.Evict stops a pod
+// no limit lets go before the preEvictionFilters simulate it.
+func TestPluginEvictorChecksLimits(t *testing.T) {
+	rec := &recorder{}
+	j := &judge{rec: rec}
+	var nominator *hookNominator
+	reg := plugins.NewInTreeRegistry()
+	_ = reg.Register("Judge", func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) { return j, nil })
+	_ = reg.Register("Nominator", func(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+		nominator = &hookNominator{name: "Nominator", h: h}
+		return nominator, nil
+	})
+	a, b := fake.Pod("ns", "a", "n1", 100), fake.Pod("ns", "b", "n1", 100)
+	c := fake.NewCluster(fake.Node("n1", nil, 4, 8), a, b)
+	p, err := policy.Decode([]byte(`apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+maxNoOfPodsToEvictTotal: 1
+profiles:
+- name: p
+  plugins:
+    deschedule: {enabled: [Nominator]}
+    preEvictionFilter: {enabled: [Judge], disabled: [SchedulerSimulation]}
+`), plugins.NewInTreeArgs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := fwruntime.New(t.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
+		Registry: reg, Metrics: metrics.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Start(t)
+	if !d.WaitForCacheSync(context.Background()) {
+		t.Fatal("caches not synced")
+	}
+	lc, ok := nominator.h.Evictor().(framework.LimitChecker)
+	if !ok {
+		t.Fatalf("a plugin's evictor (%T) is not a framework.LimitChecker", nominator.h.Evictor())
+	}
+	d.Limiter().Reset()
+	if err := lc.CheckLimits(b); err != nil {
+		t.Fatalf("before any eviction: %v", err)
+	}
+	d.RunCycle(context.Background())
+	if err := lc.CheckLimits(b); !framework.IsTotalLimit(err) {
+		t.Errorf("after the cycle's one eviction: %v, want the total limit", err)
+	}
+}
