@@ -87,14 +87,17 @@ bench:
 # kube-scheduler's default profile, then the Accord profile, each binding PODS pending pods; then one
 # dry-run accord-descheduler cycle over BOUND_PODS bound pods (UNCAPPED=true adds a cycle without
 # eviction limits). Prints the FIGURE lines and their ratios. `make test` runs it at a small size.
+# ONLY=scheduler or ONLY=descheduler runs that half alone (ACCORD_SCALE_ONLY); ACCORD_SCALE_PPROF_DIR=dir
+# saves CPU and heap profiles of the runs.
 NODES      ?= 5000
 PODS       ?= 10000
 BOUND_PODS ?= 100000
 UNCAPPED   ?= false
+ONLY       ?=
 bench-scale:
 	@log=$$(mktemp); \
 	ACCORD_SCALE=1 ACCORD_SCALE_NODES=$(NODES) ACCORD_SCALE_PODS=$(PODS) ACCORD_SCALE_BOUND_PODS=$(BOUND_PODS) \
-	  ACCORD_SCALE_UNCAPPED=$(UNCAPPED) $(GO) test -count=1 -v -timeout 120m $(TEST_FLAGS) -run '^TestScale$$' ./test/scale/ >$$log 2>&1; rc=$$?; \
+	  ACCORD_SCALE_UNCAPPED=$(UNCAPPED) ACCORD_SCALE_ONLY=$(ONLY) $(GO) test -count=1 -v -timeout 120m $(TEST_FLAGS) -run '^TestScale$$' ./test/scale/ >$$log 2>&1; rc=$$?; \
 	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|scale_test.go:[0-9]+: [0-9]+ ' $$log; \
 	if [ $$rc -ne 0 ]; then tail -n 200 $$log; fi; rm -f $$log; exit $$rc
 

@@ -70,12 +70,18 @@ type deschedRun struct {
 	Cycle     time.Duration // the cycle, from its "Descheduling cycle done" log line
 	Simulated int           // candidates SchedulerSimulation decided on (admitted + blocked)
 	Admitted  int
-	DryRun    int // "Dry run: would evict pod" lines
-	CPU       time.Duration
-	PeakRSS   int64
+	// Simulation is the time the simulations took, summed over the candidates (their decision
+	// lines' simulation field).
+	Simulation time.Duration
+	DryRun     int // "Dry run: would evict pod" lines
+	CPU        time.Duration
+	PeakRSS    int64
 }
 
-var cycleDone = regexp.MustCompile(`"Descheduling cycle done" duration="([^"]+)"`)
+var (
+	cycleDone  = regexp.MustCompile(`"Descheduling cycle done" duration="([^"]+)"`)
+	simulation = regexp.MustCompile(`"Eviction (?:admitted|blocked) by the scheduler simulation".* simulation="([^"]+)"`)
+)
 
 // runDescheduler runs accord-descheduler for one dry-run cycle with the policy (limits prepended)
 // and the scheduler configuration it simulates, and measures it from its log and its rusage.
@@ -129,6 +135,13 @@ func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedule
 	r.Admitted = strings.Count(log, `"Eviction admitted by the scheduler simulation"`)
 	r.Simulated = r.Admitted + strings.Count(log, `"Eviction blocked by the scheduler simulation"`)
 	r.DryRun = strings.Count(log, `"Dry run: would evict pod"`)
+	for _, m := range simulation.FindAllStringSubmatch(log, -1) {
+		d, err := time.ParseDuration(m[1])
+		if err != nil {
+			t.Fatalf("simulation duration %q: %v", m[1], err)
+		}
+		r.Simulation += d
+	}
 	return r
 }
 

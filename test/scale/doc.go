@@ -8,5 +8,6 @@
 // peak RSS). `make test` runs it at a small size as a smoke test (it asserts that every pod was
 // bound and that the cycle ran and simulated candidates); `make bench-scale` runs it at cluster
 // scale (ACCORD_SCALE=1, sizes from ACCORD_SCALE_NODES, ACCORD_SCALE_PODS and
-// ACCORD_SCALE_BOUND_PODS). Speed is printed, never asserted.
+// ACCORD_SCALE_BOUND_PODS; ACCORD_SCALE_ONLY=scheduler or descheduler runs one half). Speed is
+// printed, never asserted.
 package scale

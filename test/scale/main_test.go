@@ -20,7 +20,12 @@ type size struct {
 	BoundPods int // pods bound to the nodes for the descheduler
 	// Uncapped also runs a descheduler cycle without eviction limits (every candidate simulated).
 	Uncapped bool
+	// Only is the one half to run, "scheduler" or "descheduler" (ACCORD_SCALE_ONLY); empty: both.
+	Only string
 }
+
+// runs reports whether the half (scheduler or descheduler) runs at this size.
+func (s size) runs(half string) bool { return s.Only == "" || s.Only == half }
 
 // smoke is the size `make test` runs: small enough for a loaded 2-core machine.
 var smoke = size{Nodes: 100, Pods: 300, BoundPods: 1000, Uncapped: true}
@@ -38,6 +43,11 @@ func scaleSize(t *testing.T) (size, bool) {
 		if s.Uncapped, err = strconv.ParseBool(v); err != nil {
 			t.Fatalf("ACCORD_SCALE_UNCAPPED=%q: %v", v, err)
 		}
+	}
+	switch s.Only = os.Getenv("ACCORD_SCALE_ONLY"); s.Only {
+	case "", "scheduler", "descheduler":
+	default:
+		t.Fatalf("ACCORD_SCALE_ONLY=%q: want scheduler or descheduler (empty: both)", s.Only)
 	}
 	return s, true
 }

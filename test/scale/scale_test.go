@@ -28,8 +28,13 @@ func TestScale(t *testing.T) {
 	}
 	sz, big := scaleSize(t)
 	ctx := context.Background()
-	schedBin := harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/scheduler")
-	deschedBin := harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
+	var schedBin, deschedBin string
+	if sz.runs("scheduler") {
+		schedBin = harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/scheduler")
+	}
+	if sz.runs("descheduler") {
+		deschedBin = harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
+	}
 
 	env, err := harness.Start(ctx, harness.Options{WithoutControllers: true, WithoutNodeSimulator: true})
 	if err != nil {
@@ -56,24 +61,12 @@ func TestScale(t *testing.T) {
 
 	// (a) The scheduler: the reference first, then the Accord profile, on the same nodes.
 	refConfig, accordConfig := schedulerConfigs(t, kubeconfig)
-	var runs []schedRun
-	for _, c := range []struct{ profile, config, schedulerName string }{
-		{"kube-scheduler-default", refConfig, corev1.DefaultSchedulerName},
-		{"accord", accordConfig, "accord-scheduler"},
-	} {
-		// LoadAware ignores a NodeMetric older than 180 s: every run starts with fresh ones.
-		if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, runScheduler(t, ctx, client, schedBin, c.config, c.profile, c.schedulerName, sz.Nodes, sz.Pods))
+	if sz.runs("scheduler") {
+		runSchedulers(t, ctx, client, accord, schedBin, refConfig, accordConfig, sz)
 	}
-	ref, acc := runs[0], runs[1]
-	if ref.PodsPerSec <= 0 || acc.PodsPerSec <= 0 {
-		t.Fatalf("no throughput measured: %+v", runs)
+	if !sz.runs("descheduler") {
+		return
 	}
-	figure(t, "scheduler ratio accord/kube-scheduler-default nodes=%d pods=%d: throughput %.2fx, CPU %.2fx (%.2fx while binding), peak RSS %.2fx",
-		sz.Nodes, sz.Pods, acc.PodsPerSec/ref.PodsPerSec, ratio(acc.CPU, ref.CPU), ratio(acc.WindowCPU, ref.WindowCPU), float64(acc.PeakRSS)/float64(ref.PeakRSS))
-	t.Log("the reference is accord-scheduler with kube-scheduler's default profile only: it is kube-scheduler's command with Accord's plugins registered but not enabled")
 
 	// (b) The descheduler over bound pods, 1% of the nodes (at least one) no longer offering memory.
 	ns := "bound"
@@ -105,13 +98,14 @@ func TestScale(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := runDescheduler(t, ctx, deschedBin, kubeconfig, accordConfig, v.name, v.limits)
-		perSec, perCand := 0.0, 0.0
+		perSec, perCand, perSim := 0.0, 0.0, 0.0
 		if r.Simulated > 0 {
 			perSec = float64(r.Simulated) / r.Cycle.Seconds()
 			perCand = r.Cycle.Seconds() * 1000 / float64(r.Simulated)
+			perSim = r.Simulation.Seconds() * 1000 / float64(r.Simulated)
 		}
-		figure(t, "descheduler %s nodes=%d pods=%d (%d nodes violating NodeCRDResourceFit): cycle %.2fs, wall %.1fs, %d candidates simulated (%d admitted, %d dry-run evictions), %.0f candidates/s (%.2f ms of cycle per candidate), CPU %.1fs, peak RSS %.0f MiB",
-			r.Variant, sz.Nodes, sz.BoundPods, violating, r.Cycle.Seconds(), r.Wall.Seconds(), r.Simulated, r.Admitted, r.DryRun, perSec, perCand, r.CPU.Seconds(), mib(r.PeakRSS))
+		figure(t, "descheduler %s nodes=%d pods=%d (%d nodes violating NodeCRDResourceFit): cycle %.2fs, wall %.1fs, %d candidates simulated (%d admitted, %d dry-run evictions), %.0f candidates/s (%.2f ms of cycle per candidate, %.2f ms simulating), CPU %.1fs, peak RSS %.0f MiB",
+			r.Variant, sz.Nodes, sz.BoundPods, violating, r.Cycle.Seconds(), r.Wall.Seconds(), r.Simulated, r.Admitted, r.DryRun, perSec, perCand, perSim, r.CPU.Seconds(), mib(r.PeakRSS))
 		if r.Simulated == 0 || r.DryRun == 0 {
 			t.Errorf("descheduler %s: %d candidates simulated, %d dry-run evictions: the population must give it work", r.Variant, r.Simulated, r.DryRun)
 		}
@@ -124,6 +118,30 @@ func TestScale(t *testing.T) {
 	if !big {
 		t.Log("smoke size; run `make bench-scale` for the cluster-scale figures")
 	}
+}
+
+// runSchedulers binds sz.Pods pending pods with kube-scheduler's default profile (refConfig), then
+// with the Accord profile (accordConfig), and prints their figures and ratios.
+func runSchedulers(t *testing.T, ctx context.Context, client kubernetes.Interface, accord accordclient.Interface, schedBin, refConfig, accordConfig string, sz size) {
+	t.Helper()
+	var runs []schedRun
+	for _, c := range []struct{ profile, config, schedulerName string }{
+		{"kube-scheduler-default", refConfig, corev1.DefaultSchedulerName},
+		{"accord", accordConfig, "accord-scheduler"},
+	} {
+		// LoadAware ignores a NodeMetric older than 180 s: every run starts with fresh ones.
+		if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, runScheduler(t, ctx, client, schedBin, c.config, c.profile, c.schedulerName, sz.Nodes, sz.Pods))
+	}
+	ref, acc := runs[0], runs[1]
+	if ref.PodsPerSec <= 0 || acc.PodsPerSec <= 0 {
+		t.Fatalf("no throughput measured: %+v", runs)
+	}
+	figure(t, "scheduler ratio accord/kube-scheduler-default nodes=%d pods=%d: throughput %.2fx, CPU %.2fx (%.2fx while binding), peak RSS %.2fx",
+		sz.Nodes, sz.Pods, acc.PodsPerSec/ref.PodsPerSec, ratio(acc.CPU, ref.CPU), ratio(acc.WindowCPU, ref.WindowCPU), float64(acc.PeakRSS)/float64(ref.PeakRSS))
+	t.Log("the reference is accord-scheduler with kube-scheduler's default profile only: it is kube-scheduler's command with Accord's plugins registered but not enabled")
 }
 
 // figure prints a measured figure on its own line (make bench-scale greps for FIGURE).

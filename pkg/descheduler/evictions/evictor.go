@@ -84,6 +84,7 @@ func (p *pluginEvictor) Filter(pod *corev1.Pod) bool { return p.e.Filter(pod) }
 func (p *pluginEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
 	return p.e.preEvictionFilter(pod, p.plugin)
 }
+func (p *pluginEvictor) CheckLimits(pod *corev1.Pod) error { return p.e.CheckLimits(pod) }
 func (p *pluginEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) error {
 	if opts.PluginName == "" {
 		opts.PluginName = p.plugin
@@ -91,7 +92,20 @@ func (p *pluginEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framewo
 	return p.e.Evict(ctx, pod, opts)
 }
 
-var _ framework.Evictor = &ProfileEvictor{}
+var (
+	_ framework.Evictor      = &ProfileEvictor{}
+	_ framework.LimitChecker = &ProfileEvictor{}
+	_ framework.LimitChecker = &pluginEvictor{}
+)
+
+// CheckLimits returns the limit error Evict would return now for pod because of the cycle's
+// limits, or nil (framework.LimitChecker); it reserves nothing.
+func (e *ProfileEvictor) CheckLimits(pod *corev1.Pod) error {
+	if err := e.Limiter.Check(pod.Spec.NodeName, pod.Namespace); err != nil {
+		return err
+	}
+	return nil
+}
 
 // Filter reports whether every filter plugin lets the pod be evicted.
 func (e *ProfileEvictor) Filter(pod *corev1.Pod) bool {

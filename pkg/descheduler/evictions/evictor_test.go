@@ -207,3 +207,36 @@ func TestReleaseAfterResetKeepsTheNewWindowsLimits(t *testing.T) {
 		t.Errorf("Total() = %d after releasing a slot of this window, want 1", n)
 	}
 }
+
+// CheckLimits answers as Reserve would, and takes no slot.
+func TestCheckLimitsReservesNothing(t *testing.T) {
+	one, two := 1, 2
+	l := NewLimiter(Limits{PerNode: &one, PerNamespace: &two, Total: &two})
+	e := &ProfileEvictor{Profile: "p", Limiter: l, Metrics: metrics.New()}
+	pod := func(node, ns string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}, Spec: corev1.PodSpec{NodeName: node}}
+	}
+	for i := 0; i < 3; i++ {
+		if err := e.ForPlugin("Pl").(framework.LimitChecker).CheckLimits(pod("n1", "ns")); err != nil {
+			t.Fatalf("check %d: %v", i, err)
+		}
+	}
+	if l.Total() != 0 {
+		t.Fatalf("CheckLimits took slots: Total() = %d", l.Total())
+	}
+	if _, err := l.Reserve("n1", "ns"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CheckLimits(pod("n1", "ns")); !framework.IsNodeLimit(err) {
+		t.Errorf("n1 full: %v, want the node limit", err)
+	}
+	if err := e.CheckLimits(pod("n2", "ns")); err != nil {
+		t.Errorf("n2: %v, want none", err)
+	}
+	if _, err := l.Reserve("n2", "ns"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CheckLimits(pod("n3", "other")); !framework.IsTotalLimit(err) {
+		t.Errorf("total reached: %v, want the total limit", err)
+	}
+}

@@ -104,6 +104,30 @@ func (l *Limiter) Reset() {
 func (l *Limiter) Reserve(node, namespace string) (Slot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := l.reached(node, namespace); err != nil {
+		return Slot{}, err
+	}
+	l.total++
+	l.perNode[node]++
+	l.perNS[namespace]++
+	return Slot{node: node, namespace: namespace, window: l.window}, nil
+}
+
+// Check returns the *framework.EvictionLimitError Reserve would return now for a pod on node in
+// namespace, or nil when a slot is free; it takes none. Plugins ask it before the (costly)
+// preEvictionFilters: a pod no limit lets go is not simulated.
+func (l *Limiter) Check(node, namespace string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.reached(node, namespace); err != nil {
+		return err
+	}
+	return nil
+}
+
+// reached returns the limit a pod on node in namespace is stopped by (nil: none), logging the
+// first time in the window that each scope's limit stops one. l.mu must be held.
+func (l *Limiter) reached(node, namespace string) *framework.EvictionLimitError {
 	var err *framework.EvictionLimitError
 	switch {
 	case l.limits.Total != nil && l.total >= *l.limits.Total:
@@ -112,23 +136,19 @@ func (l *Limiter) Reserve(node, namespace string) (Slot, error) {
 		err = &framework.EvictionLimitError{Scope: framework.LimitScopeNode, Key: node, Limit: *l.limits.PerNode, Default: l.limits.Defaulted}
 	case l.limits.PerNamespace != nil && l.perNS[namespace] >= *l.limits.PerNamespace:
 		err = &framework.EvictionLimitError{Scope: framework.LimitScopeNamespace, Key: namespace, Limit: *l.limits.PerNamespace, Default: l.limits.Defaulted}
+	default:
+		return nil
 	}
-	if err != nil {
-		if !l.capReported[err.Scope] {
-			l.capReported[err.Scope] = true
-			if err.Default {
-				klog.InfoS("Safe default eviction cap applied for this cycle; set maxNoOfPodsToEvict* in the policy to change it",
-					"scope", err.Scope, "limit", err.Limit, "key", err.Key)
-			} else {
-				klog.InfoS("Eviction limit reached for this cycle", "scope", err.Scope, "limit", err.Limit, "key", err.Key)
-			}
+	if !l.capReported[err.Scope] {
+		l.capReported[err.Scope] = true
+		if err.Default {
+			klog.InfoS("Safe default eviction cap applied for this cycle; set maxNoOfPodsToEvict* in the policy to change it",
+				"scope", err.Scope, "limit", err.Limit, "key", err.Key)
+		} else {
+			klog.InfoS("Eviction limit reached for this cycle", "scope", err.Scope, "limit", err.Limit, "key", err.Key)
 		}
-		return Slot{}, err
 	}
-	l.total++
-	l.perNode[node]++
-	l.perNS[namespace]++
-	return Slot{node: node, namespace: namespace, window: l.window}, nil
+	return err
 }
 
 // Claim marks the pod's eviction as in flight; it returns false when another eviction of the same

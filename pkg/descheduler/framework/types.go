@@ -94,6 +94,14 @@ type Evictor interface {
 	Evict(ctx context.Context, pod *corev1.Pod, opts EvictOptions) error
 }
 
+// LimitChecker is implemented by the runtime's Evictors: CheckLimits returns the limit error
+// (*EvictionLimitError) Evict would return now for the pod because of the cycle's eviction limits,
+// or nil. It reserves nothing. Plugins (pluginutil.Evict) ask it before PreEvictionFilter, so that
+// a pod no limit would let go is not simulated (nor admitted into the simulation) for nothing.
+type LimitChecker interface {
+	CheckLimits(pod *corev1.Pod) error
+}
+
 // PodFilter selects pods.
 type PodFilter func(pod *corev1.Pod) bool
 
@@ -182,6 +190,15 @@ type PodIntrinsicRegistrar interface {
 type CycleHook interface {
 	BeginCycle(ctx context.Context)
 	EndCycle(ctx context.Context)
+}
+
+// SyncedPlugin is implemented by a plugin that keeps state of its own fed by informer event
+// handlers (SchedulerSimulation's scheduler cache): HasSynced reports whether those handlers have
+// been delivered the informers' initial lists. The runtime's HasSynced, which the descheduler waits
+// for before its first cycle, includes every such plugin, so the first cycle starts on complete
+// state instead of waiting for it inside the cycle.
+type SyncedPlugin interface {
+	HasSynced() bool
 }
 
 // NominatorAwareFilter is implemented by a preEvictionFilter plugin that judges a candidate by

@@ -229,8 +229,10 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 			klog.FromContext(ctx).Info("The cluster does not serve an Accord CRD; only plugins that do not need it can run", "crd", c.Name())
 		}
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
-	accordFactory := accordinformers.NewSharedInformerFactory(accord, 0)
+	// One copy of the cluster for every plugin, the evictor and the scheduler simulation, without
+	// the objects' managedFields.
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(fwruntime.StripManagedFields))
+	accordFactory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(fwruntime.StripManagedFields))
 	var recorder events.EventRecorder
 	stopEvents := func() {}
 	if !cfg.DryRun {

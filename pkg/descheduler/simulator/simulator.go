@@ -257,6 +257,13 @@ func (s *Simulator) Profiles() []string {
 // CacheEvents returns how many informer events have updated the cache.
 func (s *Simulator) CacheEvents() int64 { return s.events.Load() }
 
+// HasSynced reports whether the simulator's handlers have been delivered the node and pod
+// informers' initial lists (its scheduler cache holds every node and bound pod the informers
+// listed) and the Accord plugins' custom-resource stores have synced. It does not wait.
+func (s *Simulator) HasSynced() bool {
+	return s.nodeReg.HasSynced() && s.podReg.HasSynced() && (s.crs == nil || s.crs.HasSynced())
+}
+
 // waitSynced waits, once, for the simulator's handlers to have seen the informers' initial lists
 // and for every started informer of the factories (the plugins' listers) to sync.
 func (s *Simulator) waitSynced(ctx context.Context) error {

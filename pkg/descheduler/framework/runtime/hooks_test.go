@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -154,5 +155,101 @@ profiles:
 		Registry: plugins.NewInTreeRegistry(), Metrics: metrics.New()})
 	if err == nil || !strings.Contains(err.Error(), `plugin "DefaultEvictor" has missingCRPolicy Ignore and plugin "NodeCRDResourceFit" has Reject`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// filling is a preEvictionFilter plugin with state of its own still being filled from informer
+// events until synced is set.
+type filling struct{ synced atomic.Bool }
+
+func (f *filling) Name() string                       { return "Filling" }
+func (f *filling) Filter(*corev1.Pod) bool            { return true }
+func (f *filling) PreEvictionFilter(*corev1.Pod) bool { return true }
+func (f *filling) HasSynced() bool                    { return f.synced.Load() }
+
+// The runtime is synced only once every SyncedPlugin is: the descheduler waits for them before its
+// first cycle instead of the cycle waiting.
+func TestRuntimeWaitsForSyncedPlugins(t *testing.T) {
+	f := &filling{}
+	reg := plugins.NewInTreeRegistry()
+	_ = reg.Register("Filling", func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) { return f, nil })
+	c := fake.NewCluster(fake.Node("n1", nil, 4, 8), fake.Pod("ns", "a", "n1", 100))
+	p, err := policy.Decode([]byte(`apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: p
+  plugins:
+    preEvictionFilter: {enabled: [Filling], disabled: [SchedulerSimulation]}
+`), plugins.NewInTreeArgs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := fwruntime.New(t.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
+		Registry: reg, Metrics: metrics.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// With the informers synced and the plugin not, WaitForCacheSync gives up when ctx is done.
+	waitFor(t, func() bool {
+		return c.Factory.Core().V1().Pods().Informer().HasSynced() && c.Factory.Core().V1().Nodes().Informer().HasSynced()
+	})
+	if d.HasSynced() || d.WaitForCacheSync(ctx) {
+		t.Fatal("the runtime reports synced while a SyncedPlugin is not")
+	}
+	f.synced.Store(true)
+	if !d.HasSynced() || !d.WaitForCacheSync(context.Background()) {
+		t.Fatal("the runtime is not synced once every SyncedPlugin is")
+	}
+}
+
+// A plugin's evictor answers CheckLimits with the cycle's limits, so pluginutil.Evict stops a pod
+// no limit lets go before the preEvictionFilters simulate it.
+func TestPluginEvictorChecksLimits(t *testing.T) {
+	rec := &recorder{}
+	j := &judge{rec: rec}
+	var nominator *hookNominator
+	reg := plugins.NewInTreeRegistry()
+	_ = reg.Register("Judge", func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) { return j, nil })
+	_ = reg.Register("Nominator", func(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+		nominator = &hookNominator{name: "Nominator", h: h}
+		return nominator, nil
+	})
+	a, b := fake.Pod("ns", "a", "n1", 100), fake.Pod("ns", "b", "n1", 100)
+	c := fake.NewCluster(fake.Node("n1", nil, 4, 8), a, b)
+	p, err := policy.Decode([]byte(`apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+maxNoOfPodsToEvictTotal: 1
+profiles:
+- name: p
+  plugins:
+    deschedule: {enabled: [Nominator]}
+    preEvictionFilter: {enabled: [Judge], disabled: [SchedulerSimulation]}
+`), plugins.NewInTreeArgs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := fwruntime.New(t.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
+		Registry: reg, Metrics: metrics.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Start(t)
+	if !d.WaitForCacheSync(context.Background()) {
+		t.Fatal("caches not synced")
+	}
+	lc, ok := nominator.h.Evictor().(framework.LimitChecker)
+	if !ok {
+		t.Fatalf("a plugin's evictor (%T) is not a framework.LimitChecker", nominator.h.Evictor())
+	}
+	d.Limiter().Reset()
+	if err := lc.CheckLimits(b); err != nil {
+		t.Fatalf("before any eviction: %v", err)
+	}
+	d.RunCycle(context.Background())
+	if err := lc.CheckLimits(b); !framework.IsTotalLimit(err) {
+		t.Errorf("after the cycle's one eviction: %v, want the total limit", err)
 	}
 }

@@ -264,7 +264,7 @@ func (d *Descheduler) buildProfile(ctx context.Context, i int, p *descheduler.De
 // wire connects the plugins of a built profile: the deschedule and balance plugins that are
 // NodeVerdicters (PodIntrinsicNominators) are registered with the preEvictionFilter plugins that are
 // NodeVerdictRegistrars (PodIntrinsicRegistrars),
-// CycleHooks are collected for RunCycle, and plugin metrics are registered with the descheduler's
+// CycleHooks are collected for RunCycle, SyncedPlugins join HasSynced, and plugin metrics are registered with the descheduler's
 // registry.
 func (d *Descheduler) wire(prof *Profile, cfg *descheduler.DeschedulerProfile, opts Options) error {
 	var registrars []framework.NodeVerdictRegistrar
@@ -304,6 +304,9 @@ func (d *Descheduler) wire(prof *Profile, cfg *descheduler.DeschedulerProfile, o
 	for _, pl := range prof.plugins {
 		if hk, ok := pl.(framework.CycleHook); ok {
 			prof.hooks = append(prof.hooks, hk)
+		}
+		if sp, ok := pl.(framework.SyncedPlugin); ok {
+			d.synced = append(d.synced, sp.HasSynced)
 		}
 		if mr, ok := pl.(MetricsRegisterer); ok && d.metrics.Registry != nil {
 			if err := mr.RegisterMetrics(d.metrics.Registry); err != nil {
@@ -392,13 +395,14 @@ func (d *Descheduler) Limiter() *evictions.Limiter { return d.limiter }
 // Metrics returns the metrics the descheduler records.
 func (d *Descheduler) Metrics() *metrics.Metrics { return d.metrics }
 
-// WaitForCacheSync waits for the node and pod informers.
+// WaitForCacheSync waits for the node and pod informers and the SyncedPlugins (see HasSynced).
 func (d *Descheduler) WaitForCacheSync(ctx context.Context) bool {
 	return cache.WaitForCacheSync(ctx.Done(), d.synced...)
 }
 
-// HasSynced reports whether the runtime's own event handlers (the node and pod informers' ones) have
-// seen the informers' initial lists; WaitForCacheSync waits for it.
+// HasSynced reports whether the node and pod informers have synced and every plugin with state of
+// its own fed by informer handlers (framework.SyncedPlugin) has been delivered their initial lists;
+// WaitForCacheSync waits for it.
 func (d *Descheduler) HasSynced() bool {
 	for _, s := range d.synced {
 		if !s() {

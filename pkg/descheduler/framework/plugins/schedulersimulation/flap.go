@@ -62,6 +62,10 @@ type flapMemory struct {
 	mu        sync.Mutex
 	evictions map[types.UID][]*eviction
 	backoffs  map[ownerNode]*backoff
+	// nextExpire is a time no later than the first moment an eviction or a backoff can expire:
+	// expire scans only from then on (an admitted eviction calls it, and a cycle may admit
+	// thousands).
+	nextExpire time.Time
 	// landed are evictions whose replacement was bound in the last landedGrace: the simulator's
 	// cache and this memory learn of the binding from separate informer handlers, so for a moment
 	// the cache may not have the replacement yet; Pending keeps counting it meanwhile.
@@ -85,7 +89,9 @@ func (f *flapMemory) Evicting(pod *corev1.Pod, predicted string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.expire()
-	f.evictions[owner] = append(f.evictions[owner], &eviction{pod: pod.UID, obj: pod, from: pod.Spec.NodeName, predicted: predicted, at: f.clock.Now()})
+	now := f.clock.Now()
+	f.evictions[owner] = append(f.evictions[owner], &eviction{pod: pod.UID, obj: pod, from: pod.Spec.NodeName, predicted: predicted, at: now})
+	f.expiresAt(now.Add(f.window))
 }
 
 // PendingMove is an evicted pod whose replacement has not landed yet, and where it is predicted.
@@ -183,7 +189,23 @@ func (f *flapMemory) flap(key ownerNode) time.Duration {
 	d = min(d, f.max)
 	b.lastFlap = now
 	b.until = now.Add(d)
+	f.expiresAt(backoffExpiry(b, f.window))
 	return d
+}
+
+// backoffExpiry is the first moment expire may forget b: over and its last flap a window old.
+func backoffExpiry(b *backoff, window time.Duration) time.Time {
+	if t := b.lastFlap.Add(window); t.After(b.until) {
+		return t
+	}
+	return b.until
+}
+
+// expiresAt notes that something may expire from t on.
+func (f *flapMemory) expiresAt(t time.Time) {
+	if f.nextExpire.IsZero() || t.Before(f.nextExpire) {
+		f.nextExpire = t
+	}
 }
 
 // BlockedUntil reports whether evictions of pod's owner from the node pod is on are backing off,
@@ -220,6 +242,10 @@ func (f *flapMemory) Active() int {
 // is older than the window.
 func (f *flapMemory) expire() {
 	now := f.clock.Now()
+	if f.nextExpire.IsZero() || now.Before(f.nextExpire) {
+		return
+	}
+	f.nextExpire = time.Time{}
 	for owner, list := range f.evictions {
 		kept := list[:0]
 		for _, e := range list {
@@ -229,13 +255,19 @@ func (f *flapMemory) expire() {
 		}
 		if len(kept) == 0 {
 			delete(f.evictions, owner)
-		} else {
-			f.evictions[owner] = kept
+			continue
+		}
+		clear(list[len(kept):])
+		f.evictions[owner] = kept
+		for _, e := range kept {
+			f.expiresAt(e.at.Add(f.window))
 		}
 	}
 	for key, b := range f.backoffs {
 		if !now.Before(b.until) && now.Sub(b.lastFlap) > f.window {
 			delete(f.backoffs, key)
+			continue
 		}
+		f.expiresAt(backoffExpiry(b, f.window))
 	}
 }

@@ -155,3 +155,45 @@ func TestPendingMoves(t *testing.T) {
 		t.Fatalf("pending after the TTL: %+v", p)
 	}
 }
+
+// Evictions are forgotten exactly when they are a window old, however many were admitted since
+// the memory last looked (expire scans only once something can have expired).
+func TestEvictionsExpireAtTheirWindow(t *testing.T) {
+	start := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(start)
+	const window = time.Hour
+	f := newFlapMemory(clk, window, 5*time.Minute, time.Hour)
+	old := ownedPod("old", "n1", "rs-old", start.Add(-time.Hour))
+	f.Evicting(old, "n2")
+	f.Gone(old)
+	for i := 0; i < 1000; i++ {
+		clk.SetTime(start.Add(time.Duration(i) * time.Second))
+		p := ownedPod("p", "n1", "rs-many", start)
+		p.UID = types.UID(string(rune('a'+i%26)) + time.Duration(i).String())
+		f.Evicting(p, "n2")
+	}
+	if n := len(f.evictions["rs-many"]); n != 1000 {
+		t.Fatalf("%d evictions remembered, want 1000", n)
+	}
+	// Exactly a window after the first eviction it is still remembered: its replacement matches.
+	clk.SetTime(start.Add(window))
+	if l := f.Bound(ownedPod("repl", "n3", "rs-old", start.Add(window))); !l.Matched {
+		t.Fatalf("at the window's end: %+v, want the eviction matched", l)
+	}
+	f.Evicting(old, "n2")
+	f.Gone(old)
+	// One nanosecond past the window of the first 1000, the first of them is forgotten, the rest not.
+	clk.SetTime(start.Add(window + time.Nanosecond))
+	f.expire()
+	if n := len(f.evictions["rs-many"]); n != 999 {
+		t.Fatalf("%d evictions remembered a window after the first, want 999", n)
+	}
+	clk.SetTime(start.Add(window + 1000*time.Second))
+	f.expire()
+	if _, ok := f.evictions["rs-many"]; ok {
+		t.Fatalf("%d evictions remembered after all are a window old", len(f.evictions["rs-many"]))
+	}
+	if n := len(f.evictions["rs-old"]); n != 1 {
+		t.Fatalf("the eviction admitted at %s: %d remembered, want 1", start.Add(window), n)
+	}
+}

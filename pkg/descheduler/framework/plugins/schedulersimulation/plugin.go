@@ -69,6 +69,8 @@ type Decision struct {
 	Reason     string
 	Message    string
 	Prediction simulator.Prediction
+	// Simulation is how long the prediction took (0 when none ran).
+	Simulation time.Duration
 }
 
 // Plugin is the SchedulerSimulation plugin.
@@ -90,6 +92,8 @@ type Plugin struct {
 	verdicts     []namedVerdicter
 	intrinsic    map[string]bool // the pod-intrinsic nominators, by plugin name
 	decisions    map[types.UID]Decision
+	// podReg is the registration of the plugin's own pod handler (the flap memory's).
+	podReg cache.ResourceEventHandlerRegistration
 }
 
 type namedVerdicter struct {
@@ -103,6 +107,7 @@ var (
 	_ framework.NominatorAwareFilter = (*Plugin)(nil)
 	_ framework.NodeVerdictRegistrar = (*Plugin)(nil)
 	_ framework.EvictionMessager     = (*Plugin)(nil)
+	_ framework.SyncedPlugin         = (*Plugin)(nil)
 )
 
 // New builds the plugin from its args (defaulted and validated by the policy decoder) and the
@@ -151,7 +156,7 @@ func NewWithClock(ctx context.Context, args *SchedulerSimulationArgs, h framewor
 		flaps:     newFlapMemory(c, args.FlapWindow.Duration, args.BackoffBase.Duration, args.BackoffMax.Duration),
 		decisions: map[types.UID]Decision{},
 	}
-	if _, err := h.SharedInformerFactory().Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if p.podReg, err = h.SharedInformerFactory().Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { p.podAdded(obj) },
 		UpdateFunc: p.podUpdated,
 		DeleteFunc: p.podDeleted,
@@ -186,6 +191,11 @@ func (p *Plugin) RegisterMetrics(reg compmetrics.KubeRegistry) error {
 	p.metrics = m
 	return nil
 }
+
+// HasSynced reports whether the simulator's scheduler cache and the plugin's pod handler have been
+// delivered the informers' initial lists (framework.SyncedPlugin): the runtime waits for it before
+// the first cycle, so the cycle does not spend its time filling the cache.
+func (p *Plugin) HasSynced() bool { return p.sim.HasSynced() && p.podReg.HasSynced() }
 
 // Close stops the simulator's goroutines.
 func (p *Plugin) Close() error {
@@ -277,7 +287,7 @@ func (p *Plugin) PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool {
 	logger := klog.FromContext(ctx)
 	kv := []any{"pod", klog.KObj(pod), "node", pod.Spec.NodeName, "verdict", d.Verdict, "reason", d.Reason,
 		"predictedNode", d.Prediction.Node, "score", d.Prediction.Score, "currentNodeScore", d.Prediction.CurrentNodeScore,
-		"schedulerProfile", d.Prediction.Profile}
+		"schedulerProfile", d.Prediction.Profile, "simulation", d.Simulation}
 	if d.Verdict == VerdictEvict {
 		logger.V(1).Info("Eviction admitted by the scheduler simulation", kv...)
 	} else {
@@ -302,7 +312,8 @@ func (p *Plugin) decide(ctx context.Context, pod *corev1.Pod, nominator string) 
 	}
 	start := time.Now()
 	pred, err := p.sim.Predict(ctx, pod)
-	p.metrics.Duration.WithLabelValues(p.handle.ProfileName()).Observe(time.Since(start).Seconds())
+	d.Simulation = time.Since(start)
+	p.metrics.Duration.WithLabelValues(p.handle.ProfileName()).Observe(d.Simulation.Seconds())
 	d.Prediction = pred
 	switch {
 	case err != nil:
@@ -359,7 +370,10 @@ func (p *Plugin) decide(ctx context.Context, pod *corev1.Pod, nominator string) 
 // feasible, composed into the cycle's snapshot), nothing blocks it.
 func (p *Plugin) decideIntrinsic(ctx context.Context, pod *corev1.Pod, d Decision) Decision {
 	d.Verdict, d.Reason = VerdictEvict, ReasonPodIntrinsic
+	start := time.Now()
 	pred, err := p.sim.Predict(ctx, pod)
+	d.Simulation = time.Since(start)
+	p.metrics.Duration.WithLabelValues(p.handle.ProfileName()).Observe(d.Simulation.Seconds())
 	d.Prediction = pred
 	switch {
 	case err != nil:

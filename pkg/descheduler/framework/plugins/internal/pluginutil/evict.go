@@ -29,10 +29,19 @@ const (
 )
 
 // Evict runs the pod through the profile's PreEvictionFilter and evicts it, and says how the
-// plugin should go on. A pod PreEvictionFilter keeps is reported as Failed.
+// plugin should go on. A pod PreEvictionFilter keeps is reported as Failed. When the evictor is a
+// framework.LimitChecker, a pod the cycle's limits stop is reported (NodeFull, NamespaceFull, Stop)
+// without running PreEvictionFilter.
 func Evict(ctx context.Context, ev framework.Evictor, pod *corev1.Pod, plugin, reason string) Outcome {
 	if ctx.Err() != nil {
 		return Stop
+	}
+	// A limit that stops the pod anyway stops it before the preEvictionFilters (the scheduler
+	// simulation) run for nothing.
+	if lc, ok := ev.(framework.LimitChecker); ok {
+		if err := lc.CheckLimits(pod); err != nil {
+			return outcome(ctx, pod, plugin, err)
+		}
 	}
 	if !ev.PreEvictionFilter(pod) {
 		return Failed
@@ -42,7 +51,11 @@ func Evict(ctx context.Context, ev framework.Evictor, pod *corev1.Pod, plugin, r
 
 // EvictFiltered evicts a pod that already passed PreEvictionFilter.
 func EvictFiltered(ctx context.Context, ev framework.Evictor, pod *corev1.Pod, plugin, reason string) Outcome {
-	err := ev.Evict(ctx, pod, framework.EvictOptions{PluginName: plugin, Reason: reason})
+	return outcome(ctx, pod, plugin, ev.Evict(ctx, pod, framework.EvictOptions{PluginName: plugin, Reason: reason}))
+}
+
+// outcome is what an eviction's result (Evict's error) means for the plugin's loop.
+func outcome(ctx context.Context, pod *corev1.Pod, plugin string, err error) Outcome {
 	switch {
 	case err == nil, errors.Is(err, framework.ErrDryRun):
 		return Evicted

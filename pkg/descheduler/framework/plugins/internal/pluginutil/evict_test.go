@@ -38,3 +38,40 @@ func TestEvictOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// limitedEvictor is an evictor whose limits stop every pod: CheckLimits returns limit, and
+// PreEvictionFilter and Evict count their calls.
+type limitedEvictor struct {
+	limit                  error
+	preFiltered, evictions int
+}
+
+func (*limitedEvictor) Filter(*corev1.Pod) bool              { return true }
+func (e *limitedEvictor) PreEvictionFilter(*corev1.Pod) bool { e.preFiltered++; return true }
+func (e *limitedEvictor) Evict(context.Context, *corev1.Pod, framework.EvictOptions) error {
+	e.evictions++
+	return e.limit
+}
+func (e *limitedEvictor) CheckLimits(*corev1.Pod) error { return e.limit }
+
+// A pod the cycle's limits stop is not run through PreEvictionFilter (the scheduler simulation),
+// and the outcome is the limit's.
+func TestEvictChecksLimitsBeforePreEvictionFilter(t *testing.T) {
+	for _, tc := range []struct {
+		limit error
+		want  Outcome
+	}{
+		{&framework.EvictionLimitError{Scope: framework.LimitScopeTotal}, Stop},
+		{&framework.EvictionLimitError{Scope: framework.LimitScopeNode, Key: "n"}, NodeFull},
+		{&framework.EvictionLimitError{Scope: framework.LimitScopeNamespace, Key: "ns"}, NamespaceFull},
+	} {
+		ev := &limitedEvictor{limit: tc.limit}
+		if got := Evict(context.Background(), ev, &corev1.Pod{}, "Pl", "r"); got != tc.want || ev.preFiltered != 0 || ev.evictions != 0 {
+			t.Errorf("limit %v: outcome %v (want %v), %d PreEvictionFilter calls, %d Evict calls (want none)", tc.limit, got, tc.want, ev.preFiltered, ev.evictions)
+		}
+	}
+	ev := &limitedEvictor{}
+	if got := Evict(context.Background(), ev, &corev1.Pod{}, "Pl", "r"); got != Evicted || ev.preFiltered != 1 || ev.evictions != 1 {
+		t.Errorf("no limit: outcome %v, %d PreEvictionFilter calls, %d Evict calls; want Evicted, 1, 1", got, ev.preFiltered, ev.evictions)
+	}
+}
