@@ -86,19 +86,25 @@ bench:
 # against a real control plane with NODES nodes (each with a ClusterScopedResource and a NodeMetric):
 # kube-scheduler's default profile, then the Accord profile, each binding PODS pending pods; then one
 # dry-run accord-descheduler cycle over BOUND_PODS bound pods (UNCAPPED=true adds a cycle without
-# eviction limits). Prints the FIGURE lines and their ratios. `make test` runs it at a small size.
-# ONLY=scheduler or ONLY=descheduler runs that half alone (ACCORD_SCALE_ONLY); ACCORD_SCALE_PPROF_DIR=dir
-# saves CPU and heap profiles of the runs.
-NODES      ?= 5000
-PODS       ?= 10000
-BOUND_PODS ?= 100000
-UNCAPPED   ?= false
-ONLY       ?=
+# eviction limits); then, on a new control plane with NODES nodes and BOUND_PODS bound pods, the
+# event-triggered accord-descheduler: EVENT_TRIALS ClusterScopedResource changes, each on one node,
+# timed to every violator's eviction (TestDeschedulerEvent). SCALE_TESTS picks the tests (e.g.
+# SCALE_TESTS=TestDeschedulerEvent); ONLY=scheduler or ONLY=descheduler runs that half of TestScale
+# alone (ACCORD_SCALE_ONLY); ACCORD_SCALE_PPROF_DIR=dir saves CPU and heap profiles of the runs.
+# Prints the FIGURE lines and their ratios. `make test` runs both at a small size.
+NODES        ?= 5000
+PODS         ?= 10000
+BOUND_PODS   ?= 100000
+UNCAPPED     ?= false
+ONLY         ?=
+EVENT_TRIALS ?= 20
+SCALE_TESTS  ?= TestScale|TestDeschedulerEvent
 bench-scale:
 	@log=$$(mktemp); \
 	ACCORD_SCALE=1 ACCORD_SCALE_NODES=$(NODES) ACCORD_SCALE_PODS=$(PODS) ACCORD_SCALE_BOUND_PODS=$(BOUND_PODS) \
-	  ACCORD_SCALE_UNCAPPED=$(UNCAPPED) ACCORD_SCALE_ONLY=$(ONLY) $(GO) test -count=1 -v -timeout 120m $(TEST_FLAGS) -run '^TestScale$$' ./test/scale/ >$$log 2>&1; rc=$$?; \
-	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|scale_test.go:[0-9]+: [0-9]+ ' $$log; \
+	  ACCORD_SCALE_UNCAPPED=$(UNCAPPED) ACCORD_SCALE_ONLY=$(ONLY) ACCORD_SCALE_EVENT_TRIALS=$(EVENT_TRIALS) \
+	  $(GO) test -count=1 -v -timeout 120m $(TEST_FLAGS) -run '^($(SCALE_TESTS))$$' ./test/scale/ >$$log 2>&1; rc=$$?; \
+	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|scale_test.go:[0-9]+: [0-9]+ |event_test.go:[0-9]+: (trial|descheduler per)' $$log; \
 	if [ $$rc -ne 0 ]; then tail -n 200 $$log; fi; rm -f $$log; exit $$rc
 
 generate:

@@ -2,12 +2,14 @@
 // binaries, as subprocesses, against a real control plane (pkg/localcluster) holding a generated
 // population of nodes (each with a ClusterScopedResource and a NodeMetric) and pods.
 //
-// Its test prints FIGURE lines: scheduling throughput (pods/s from the first to the last bind), CPU
-// time and peak RSS of kube-scheduler's default profile next to accord-scheduler's Accord profile,
-// with their ratios, and one accord-descheduler cycle (cycle time, candidates simulated per second,
-// peak RSS). `make test` runs it at a small size as a smoke test (it asserts that every pod was
-// bound and that the cycle ran and simulated candidates); `make bench-scale` runs it at cluster
-// scale (ACCORD_SCALE=1, sizes from ACCORD_SCALE_NODES, ACCORD_SCALE_PODS and
-// ACCORD_SCALE_BOUND_PODS; ACCORD_SCALE_ONLY=scheduler or descheduler runs one half). Speed is
-// printed, never asserted.
+// Its tests print FIGURE lines: TestScale the scheduling throughput (pods/s from the first to the
+// last bind), CPU time and peak RSS of kube-scheduler's default profile next to accord-scheduler's
+// Accord profile, with their ratios, and one accord-descheduler cycle (cycle time, candidates
+// simulated per second, peak RSS); TestDeschedulerEvent the event-triggered accord-descheduler's
+// latency from a ClusterScopedResource change on one node to each of its violators' eviction.
+// `make test` runs them at a small size as smoke tests (they assert that every pod was bound, that
+// the cycle ran and simulated candidates, that exactly the violators were evicted);
+// `make bench-scale` runs them at cluster scale (ACCORD_SCALE=1, sizes from ACCORD_SCALE_NODES,
+// ACCORD_SCALE_PODS, ACCORD_SCALE_BOUND_PODS and ACCORD_SCALE_EVENT_TRIALS; ACCORD_SCALE_ONLY=scheduler
+// or descheduler runs one half of TestScale). Speed is printed, never asserted.
 package scale

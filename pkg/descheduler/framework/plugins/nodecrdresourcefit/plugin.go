@@ -28,6 +28,10 @@ import (
 // Name is the plugin's name, the same as the scheduler plugin's.
 const Name = "NodeCRDResourceFit"
 
+// evictionsInFlight is how many evictions of one node's violators are under way at once (see
+// pluginutil.EvictOverlapped).
+const evictionsInFlight = 8
+
 // Plugin is the NodeCRDResourceFit descheduler plugin.
 //
 // +k8s:deepcopy-gen=false
@@ -149,19 +153,12 @@ func (p *Plugin) checkNode(ctx context.Context, node *corev1.Node) (pluginutil.O
 		return pluginutil.Evicted, nil
 	}
 	pluginutil.SortByPriorityLowToHigh(pods)
-	result := pluginutil.Evicted
 	for _, pod := range pods {
 		logger.V(4).Info("Pod violates its node's ClusterScopedResource", "pod", klog.KObj(pod), "node", node.Name, "reason", reasons[pod])
-		switch pluginutil.Evict(ctx, p.h.Evictor(), pod, Name, reasons[pod]) {
-		case pluginutil.Stop:
-			return pluginutil.Stop, nil
-		case pluginutil.NodeFull:
-			return pluginutil.Failed, nil
-		case pluginutil.Failed, pluginutil.NamespaceFull:
-			result = pluginutil.Failed
-		}
 	}
-	return result, nil
+	// Decided one by one, lowest priority first; evicted with several Eviction API calls in
+	// flight, so a node's many violators do not wait for each other's round trips.
+	return pluginutil.EvictOverlapped(ctx, p.h.Evictor(), pods, Name, func(pod *corev1.Pod) string { return reasons[pod] }, evictionsInFlight), nil
 }
 
 // Run is the event-triggered mode: every change of a ClusterScopedResource's resourcesFilter (and,

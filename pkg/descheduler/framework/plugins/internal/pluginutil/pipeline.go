@@ -1,0 +1,97 @@
+package pluginutil
+
+import (
+	"context"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+)
+
+// EvictOverlapped evicts pods (sorted with SortByPriorityLowToHigh) as a loop of Evict over them
+// does, but with up to inFlight evictions under way at once, so that a node's many violators do
+// not wait for each other's apiserver round trips:
+//
+//   - each pod passes PreEvictionFilter in turn, on this goroutine: decisions are made one at a
+//     time and in order (SchedulerSimulation composes the moves it admits);
+//   - an admitted pod's eviction (limits, then the evict plugin) runs on its own goroutine while
+//     the next pods are decided, at most inFlight at a time;
+//   - a pod that does not compare equal (ComparePriorityLowToHigh) to the pods being evicted waits
+//     until their evictions are done, so the limits go to the lowest priorities first, as in the
+//     loop (pods that compare equal are in no defined order there either);
+//   - once an eviction reports NodeFull or Stop, no further pod is decided or evicted (the ones
+//     already in flight finish: they are refused by the same limit). At most inFlight pods are
+//     thus admitted by PreEvictionFilter and then not evicted, where the loop has at most one:
+//     a pod is decided only while fewer than inFlight evictions are under way.
+//
+// It returns Stop when the cycle's total limit, stale caches or ctx stopped it, Failed when a pod
+// was not evicted (a filter, a limit, a PodDisruptionBudget), Evicted otherwise. reason gives each
+// pod's eviction reason. inFlight < 2 is the loop.
+func EvictOverlapped(ctx context.Context, ev framework.Evictor, pods []*corev1.Pod, plugin string, reason func(*corev1.Pod) string, inFlight int) Outcome {
+	inFlight = max(inFlight, 1)
+	var (
+		wg     sync.WaitGroup
+		slots  = make(chan struct{}, inFlight)
+		mu     sync.Mutex
+		stop   bool // Stop seen
+		full   bool // NodeFull seen
+		failed bool // a pod not evicted
+	)
+	halted := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return stop || full
+	}
+	var rank *corev1.Pod // a pod of the priority rank being evicted
+	for _, pod := range pods {
+		if ctx.Err() != nil {
+			mu.Lock()
+			stop = true
+			mu.Unlock()
+			break
+		}
+		if rank != nil && ComparePriorityLowToHigh(rank, pod) != 0 {
+			wg.Wait()
+		}
+		// The slot first: with inFlight 1 a pod is decided only once the previous eviction is
+		// done, and no pod is decided after a limit was reached.
+		slots <- struct{}{}
+		if halted() {
+			<-slots
+			break
+		}
+		rank = pod
+		if !ev.PreEvictionFilter(pod) {
+			<-slots
+			mu.Lock()
+			failed = true
+			mu.Unlock()
+			continue
+		}
+		wg.Add(1)
+		go func(pod *corev1.Pod) {
+			defer wg.Done()
+			defer func() { <-slots }()
+			out := EvictFiltered(ctx, ev, pod, plugin, reason(pod))
+			mu.Lock()
+			defer mu.Unlock()
+			switch out {
+			case Stop:
+				stop = true
+			case NodeFull:
+				full = true
+			case Failed, NamespaceFull:
+				failed = true
+			}
+		}(pod)
+	}
+	wg.Wait()
+	switch {
+	case stop:
+		return Stop
+	case full, failed:
+		return Failed
+	}
+	return Evicted
+}

@@ -1,0 +1,419 @@
+package scale
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
+	"github.com/accord-sched/accord/test/harness"
+)
+
+// eventPolicy is the policy of manifests/descheduler/configmap.yaml as users run it in the
+// event-triggered mode: NodeCRDResourceFit for the pods of accord-scheduler, DefaultEvictor with
+// nodeFit, and SchedulerSimulation (simulating accord-scheduler's configuration) before every
+// eviction. Left out: LowNodeLoad (a balance plugin, which only periodic cycles run) and
+// DefaultEvictor's minPodAge (the population is minutes old). The limits are raised so they never
+// hold an eviction back: the figure is the latency, not the caps (the shipped 2 per node would
+// spread a node's violators over the event mode's one-minute limit windows).
+const eventPolicy = `apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+maxNoOfPodsToEvictPerNode: 1000000
+maxNoOfPodsToEvictPerNamespace: 1000000
+maxNoOfPodsToEvictTotal: 1000000
+profiles:
+- name: default
+  pluginConfig:
+  - name: DefaultEvictor
+    args:
+      nodeFit: true
+  - name: NodeCRDResourceFit
+    args:
+      schedulerNames: [accord-scheduler]
+  plugins:
+    filter:
+      enabled: [DefaultEvictor]
+    preEvictionFilter:
+      enabled: [DefaultEvictor, SchedulerSimulation]
+    deschedule:
+      enabled: [NodeCRDResourceFit]
+`
+
+// eventTrials is how many ClusterScopedResource changes TestDeschedulerEvent makes: 5 at the smoke
+// size, ACCORD_SCALE_EVENT_TRIALS (default 20) at cluster scale.
+func eventTrials(t *testing.T, big bool) int {
+	if !big {
+		return 5
+	}
+	return envInt(t, "ACCORD_SCALE_EVENT_TRIALS", 20)
+}
+
+// TestDeschedulerEvent measures the event-triggered mode as a user runs it: the real
+// accord-descheduler (not dry-run, --event-driven, --descheduling-interval=0: one cycle at start,
+// then only the controllers) over the descheduler population of the size (Nodes nodes, BoundPods
+// bound pods of accord-scheduler). Each trial makes one node's ClusterScopedResource stop enabling
+// memory, which every pod requests, so every pod on that node becomes a violator, and measures from
+// the update's response to each violator's eviction, as seen by a watch of the pods: the moment the
+// apiserver accepted the Eviction and set the pod's deletionTimestamp (there is no kubelet to
+// delete it), which is when the pod is Terminating for every client (kubectl, endpoints, its
+// controller). The trials run one after another, each on a quiet descheduler (more than
+// SchedulerSimulation's one-second cycle gap after the previous one's last eviction, so each
+// starts a fresh simulation cycle, snapshot update included). It prints the latencies over all
+// violators of all trials and asserts only correctness: every violator was evicted, once, and no
+// other pod was.
+//
+// The pods are owned by ReplicaSets that do not exist (no controller runs): the DefaultEvictor
+// evicts owned pods, and SchedulerSimulation predicts the replacement from the pod itself; nothing
+// creates one, so an evicted pod stays Terminating and its room is not taken again.
+func TestDeschedulerEvent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary and starts a control plane")
+	}
+	sz, big := scaleSize(t)
+	trials := eventTrials(t, big)
+	if trials*5 > sz.Nodes {
+		t.Fatalf("%d trials need at least %d nodes, have %d", trials, trials*5, sz.Nodes)
+	}
+	ctx := context.Background()
+	deschedBin := harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
+
+	env, err := harness.Start(ctx, harness.Options{WithoutControllers: true, WithoutNodeSimulator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Stop)
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = 20000, 20000
+	client := kubernetes.NewForConfigOrDie(cfg)
+	crCfg := env.CRConfig()
+	crCfg.QPS, crCfg.Burst = 20000, 20000
+	accord := accordclient.NewForConfigOrDie(crCfg)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := env.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	if err := createNodes(ctx, client, accord, sz.Nodes); err != nil {
+		t.Fatal(err)
+	}
+	ns := "event"
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := createBoundPods(ctx, client, ns, "accord-scheduler", sz.BoundPods, sz.Nodes); err != nil {
+		t.Fatal(err)
+	}
+	// The simulated scheduler's LoadAware scores by fresh NodeMetrics, as in a live cluster.
+	if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d nodes and %d bound Running pods created in %s", sz.Nodes, sz.BoundPods, time.Since(start).Round(time.Millisecond))
+
+	// Every eviction from now on is seen, the descheduler's start-up cycle's included.
+	w := watchEvictions(t, ctx, client, ns)
+
+	_, schedulerConfig := schedulerConfigs(t, kubeconfig)
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policy, []byte(eventPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := harness.FreePort(t)
+	args := []string{"--kubeconfig=" + kubeconfig, "--policy-config-file=" + policy,
+		"--scheduler-config-file=" + schedulerConfig, "--descheduling-interval=0", "--event-driven",
+		"--client-connection-qps=5000", "--client-connection-burst=5000", "-v=2",
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port)}
+	dir := pprofDir()
+	if dir != "" {
+		args = append(args, "--profiling")
+	}
+	procCtx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	start = time.Now()
+	proc, _ := harness.StartProcess(t, procCtx, deschedBin, args...)
+	scrape := newMetricsScraper(port)
+	t.Cleanup(scrape.close)
+	// Ready for the trials once the start-up cycle is done (its cycles_total is 1).
+	if err := harness.WaitFor(ctx, 10*time.Minute, func(ctx context.Context) (bool, error) {
+		m, err := scrape.get(ctx)
+		return err == nil && m.sum("accord_descheduler_cycles_total", "") >= 1, nil
+	}); err != nil {
+		t.Fatalf("accord-descheduler: no start-up cycle done: %v", err)
+	}
+	t.Logf("accord-descheduler started, synced and ran its start-up cycle in %s", time.Since(start).Round(time.Millisecond))
+	if n := w.count(); n != 0 {
+		t.Fatalf("the start-up cycle evicted %d pods; no pod violated anything yet", n)
+	}
+
+	cpu0, err := procCPU(proc.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpuProfile := make(chan error, 1)
+	if dir != "" {
+		go func() {
+			cpuProfile <- fetchProfile(ctx, port, fmt.Sprintf("profile?seconds=%d", int(profileSeconds(t).Seconds())), dir, "descheduler-event.cpu.pprof")
+		}()
+	}
+
+	// The trials: one node each, every fifth a heavy node (four shares of pods, see boundNodeOf),
+	// the others light ones, as in the population.
+	stride := sz.Nodes / trials / 5 * 5
+	violators := map[string]bool{}
+	var latencies []time.Duration
+	trialTimeout := time.Minute
+	if big {
+		trialTimeout = 10 * time.Minute
+	}
+	for k := 0; k < trials; k++ {
+		if k > 0 {
+			// A quiet moment longer than SchedulerSimulation's cycle gap (1 s) before the next
+			// change, so its first simulation starts a new cycle, as a lone change would.
+			time.Sleep(1100 * time.Millisecond)
+		}
+		node := k*stride + k%5
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", nodeName(node)).String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mine []string
+		for _, p := range pods.Items {
+			// Every pod of the population requests memory: each one on the node violates once its
+			// ClusterScopedResource stops enabling it.
+			if _, ok := p.Spec.Containers[0].Resources.Requests[corev1.ResourceMemory]; ok && p.DeletionTimestamp == nil {
+				mine = append(mine, p.Name)
+				violators[p.Name] = true
+			}
+		}
+		if len(mine) == 0 {
+			t.Fatalf("trial %d: node %s holds no pod: the population gives it no violator", k, nodeName(node))
+		}
+		if err := disableMemory(ctx, accord, node); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := harness.WaitFor(ctx, trialTimeout, func(context.Context) (bool, error) { return w.allSeen(mine), nil }); err != nil {
+			t.Fatalf("trial %d (node %s): %d of %d violators evicted: %v", k, nodeName(node), w.countOf(mine), len(mine), err)
+		}
+		var last time.Duration
+		for _, name := range mine {
+			d := w.at(name).Sub(t0)
+			latencies = append(latencies, d)
+			last = max(last, d)
+		}
+		t.Logf("trial %d: node %s, %d violators evicted, the last %s after the ClusterScopedResource update", k, nodeName(node), len(mine), last.Round(time.Millisecond))
+	}
+	cpu1, err := procCPU(proc.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if dir != "" {
+		if err := fetchProfile(ctx, port, "heap", dir, "descheduler-event.heap.pprof"); err != nil {
+			t.Errorf("descheduler heap profile: %v", err)
+		}
+		if err := <-cpuProfile; err != nil {
+			t.Errorf("descheduler CPU profile: %v", err)
+		}
+		t.Logf("descheduler: profiles in %s", dir)
+	}
+
+	// Correctness: the evicted pods are exactly the violators, each evicted once by the descheduler.
+	if extra := w.notIn(violators); len(extra) > 0 {
+		t.Errorf("%d pods that violated nothing were evicted: %v", len(extra), extra)
+	}
+	m, err := scrape.get(ctx)
+	if err != nil {
+		t.Fatalf("accord-descheduler /metrics: %v", err)
+	}
+	if ok, failed := m.sum("accord_descheduler_pods_evicted_total", `result="success"`), m.sum("accord_descheduler_pods_evicted_total", `result="error"`); ok != float64(len(violators)) || failed != 0 {
+		t.Errorf("accord-descheduler counted %v successful and %v failed evictions; want %d and 0", ok, failed, len(violators))
+	}
+	slices.Sort(latencies)
+	figure(t, "descheduler-event nodes=%d pods=%d: trials=%d violators=%d p50=%s p99=%s max=%s",
+		sz.Nodes, sz.BoundPods, trials, len(latencies), pct(latencies, 50), pct(latencies, 99), latencies[len(latencies)-1].Round(time.Millisecond))
+	// Where a violator's time goes: the descheduler's CPU over the trials and its own measure of
+	// SchedulerSimulation's prediction, both per violator (the rest is waiting, mostly on the
+	// apiserver: the Eviction API plugin reads the pod back, then posts the Eviction).
+	sims := m.sum("accord_descheduler_simulation_duration_seconds_count", "")
+	simMean := 0.0
+	if sims > 0 {
+		simMean = m.sum("accord_descheduler_simulation_duration_seconds_sum", "") / sims * 1000
+	}
+	t.Logf("descheduler per violator: %.1f ms CPU (%.1f s over the trials), %.0f simulations of %.2f ms on average",
+		float64((cpu1-cpu0).Milliseconds())/float64(len(latencies)), (cpu1 - cpu0).Seconds(), sims, simMean)
+	if !big {
+		t.Log("smoke size; run `make bench-scale` for the cluster-scale figure")
+	}
+}
+
+// pct is the p-th percentile (nearest rank) of sorted, rounded to the millisecond.
+func pct(sorted []time.Duration, p int) time.Duration {
+	i := (len(sorted)*p + 99) / 100
+	return sorted[max(i-1, 0)].Round(time.Millisecond)
+}
+
+// evictionWatch records, from a watch of a namespace's pods, when each pod was first seen evicted
+// (deletionTimestamp set, or deleted).
+type evictionWatch struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+// watchEvictions watches the pods of ns from now until the test ends.
+func watchEvictions(t *testing.T, ctx context.Context, client kubernetes.Interface, ns string) *evictionWatch {
+	t.Helper()
+	list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return client.CoreV1().Pods(ns).Watch(ctx, o)
+	}}
+	rw, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, lw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &evictionWatch{seen: map[string]time.Time{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range rw.ResultChan() {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || !(ev.Type == watch.Deleted || ev.Type == watch.Modified && pod.DeletionTimestamp != nil) {
+				continue
+			}
+			now := time.Now()
+			w.mu.Lock()
+			if _, dup := w.seen[pod.Name]; !dup {
+				w.seen[pod.Name] = now
+			}
+			w.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		rw.Stop()
+		<-done
+	})
+	return w
+}
+
+func (w *evictionWatch) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.seen)
+}
+
+func (w *evictionWatch) at(name string) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seen[name]
+}
+
+func (w *evictionWatch) countOf(names []string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, name := range names {
+		if _, ok := w.seen[name]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+func (w *evictionWatch) allSeen(names []string) bool { return w.countOf(names) == len(names) }
+
+// notIn returns the evicted pods not in want, sorted.
+func (w *evictionWatch) notIn(want map[string]bool) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for name := range w.seen {
+		if !want[name] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// metricsScraper reads accord-descheduler's /metrics (served without authentication, with a
+// self-signed certificate on loopback).
+type metricsScraper struct {
+	port int
+	tr   *http.Transport
+}
+
+func newMetricsScraper(port int) *metricsScraper {
+	return &metricsScraper{port: port, tr: &http.Transport{
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the process's self-signed loopback certificate
+		DisableKeepAlives: true,
+	}}
+}
+
+func (s *metricsScraper) close() { s.tr.CloseIdleConnections() }
+
+// samples is a text exposition: the sample lines.
+type samples []string
+
+func (s *metricsScraper) get(ctx context.Context) (samples, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/metrics", s.port), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := (&http.Client{Transport: s.tr}).Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	var out samples
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") {
+			out = append(out, line)
+		}
+	}
+	return out, sc.Err()
+}
+
+// sum adds the values of the samples of metric name whose labels contain label (all when "").
+func (s samples) sum(name, label string) float64 {
+	total := 0.0
+	for _, line := range s {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') || !strings.Contains(rest, label) {
+			continue
+		}
+		i := strings.LastIndexByte(rest, ' ')
+		if v, err := strconv.ParseFloat(rest[i+1:], 64); err == nil {
+			total += v
+		}
+	}
+	return total
+}
