@@ -36,17 +36,25 @@ func Evict(ctx context.Context, ev framework.Evictor, pod *corev1.Pod, plugin, r
 	if ctx.Err() != nil {
 		return Stop
 	}
-	// A limit that stops the pod anyway stops it before the preEvictionFilters (the scheduler
-	// simulation) run for nothing.
-	if lc, ok := ev.(framework.LimitChecker); ok {
-		if err := lc.CheckLimits(pod); err != nil {
-			return outcome(ctx, pod, plugin, err)
-		}
+	if out, limited := limitedNow(ctx, ev, pod, plugin); limited {
+		return out
 	}
 	if !ev.PreEvictionFilter(pod) {
 		return Failed
 	}
 	return EvictFiltered(ctx, ev, pod, plugin, reason)
+}
+
+// limitedNow reports how the plugin goes on when the cycle's limits stop pod already (limited
+// false: they do not, or ev cannot say), so that the preEvictionFilters (the scheduler simulation)
+// do not run for a pod the limits would refuse.
+func limitedNow(ctx context.Context, ev framework.Evictor, pod *corev1.Pod, plugin string) (out Outcome, limited bool) {
+	if lc, ok := ev.(framework.LimitChecker); ok {
+		if err := lc.CheckLimits(pod); err != nil {
+			return outcome(ctx, pod, plugin, err), true
+		}
+	}
+	return Evicted, false
 }
 
 // EvictFiltered evicts a pod that already passed PreEvictionFilter.

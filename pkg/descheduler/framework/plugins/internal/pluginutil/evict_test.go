@@ -75,3 +75,24 @@ func TestEvictChecksLimitsBeforePreEvictionFilter(t *testing.T) {
 		t.Errorf("no limit: outcome %v, %d PreEvictionFilter calls, %d Evict calls; want Evicted, 1, 1", got, ev.preFiltered, ev.evictions)
 	}
 }
+
+// EvictOverlapped, too, runs no pod the limits stop through PreEvictionFilter.
+func TestEvictOverlappedChecksLimitsBeforePreEvictionFilter(t *testing.T) {
+	for _, tc := range []struct {
+		limit error
+		want  Outcome
+	}{
+		{&framework.EvictionLimitError{Scope: framework.LimitScopeTotal}, Stop},
+		{&framework.EvictionLimitError{Scope: framework.LimitScopeNode, Key: "n"}, Failed},
+		{&framework.EvictionLimitError{Scope: framework.LimitScopeNamespace, Key: "ns"}, Failed},
+	} {
+		ev := &limitedEvictor{limit: tc.limit}
+		if got := EvictOverlapped(context.Background(), ev, prioPods(0, 0, 0), "Pl", reasonOf, 4); got != tc.want || ev.preFiltered != 0 || ev.evictions != 0 {
+			t.Errorf("limit %v: outcome %v (want %v), %d PreEvictionFilter calls, %d Evict calls (want none)", tc.limit, got, tc.want, ev.preFiltered, ev.evictions)
+		}
+	}
+	ev := &limitedEvictor{}
+	if got := EvictOverlapped(context.Background(), ev, prioPods(0), "Pl", reasonOf, 4); got != Evicted || ev.preFiltered != 1 || ev.evictions != 1 {
+		t.Errorf("no limit: outcome %v, %d PreEvictionFilter calls, %d Evict calls; want Evicted, 1, 1", got, ev.preFiltered, ev.evictions)
+	}
+}

@@ -13,8 +13,9 @@ import (
 // does, but with up to inFlight evictions under way at once, so that a node's many violators do
 // not wait for each other's apiserver round trips:
 //
-//   - each pod passes PreEvictionFilter in turn, on this goroutine: decisions are made one at a
-//     time and in order (SchedulerSimulation composes the moves it admits);
+//   - each pod passes the cycle's limits (framework.LimitChecker, as in Evict) and
+//     PreEvictionFilter in turn, on this goroutine: decisions are made one at a time and in order
+//     (SchedulerSimulation composes the moves it admits);
 //   - an admitted pod's eviction (limits, then the evict plugin) runs on its own goroutine while
 //     the next pods are decided, at most inFlight at a time;
 //   - a pod that does not compare equal (ComparePriorityLowToHigh) to the pods being evicted waits
@@ -43,6 +44,18 @@ func EvictOverlapped(ctx context.Context, ev framework.Evictor, pods []*corev1.P
 		defer mu.Unlock()
 		return stop || full
 	}
+	record := func(out Outcome) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch out {
+		case Stop:
+			stop = true
+		case NodeFull:
+			full = true
+		case Failed, NamespaceFull:
+			failed = true
+		}
+	}
 	var rank *corev1.Pod // a pod of the priority rank being evicted
 	for _, pod := range pods {
 		if ctx.Err() != nil {
@@ -62,28 +75,23 @@ func EvictOverlapped(ctx context.Context, ev framework.Evictor, pods []*corev1.P
 			break
 		}
 		rank = pod
+		// As in Evict: a pod the limits stop already (counting the evictions in flight, which
+		// hold their reservations) is not simulated.
+		if out, limited := limitedNow(ctx, ev, pod, plugin); limited {
+			<-slots
+			record(out)
+			continue
+		}
 		if !ev.PreEvictionFilter(pod) {
 			<-slots
-			mu.Lock()
-			failed = true
-			mu.Unlock()
+			record(Failed)
 			continue
 		}
 		wg.Add(1)
 		go func(pod *corev1.Pod) {
 			defer wg.Done()
 			defer func() { <-slots }()
-			out := EvictFiltered(ctx, ev, pod, plugin, reason(pod))
-			mu.Lock()
-			defer mu.Unlock()
-			switch out {
-			case Stop:
-				stop = true
-			case NodeFull:
-				full = true
-			case Failed, NamespaceFull:
-				failed = true
-			}
+			record(EvictFiltered(ctx, ev, pod, plugin, reason(pod)))
 		}(pod)
 	}
 	wg.Wait()
