@@ -174,18 +174,11 @@ func TestRuntimeWaitsForSyncedPlugins(t *testing.T) {
 	reg := plugins.NewInTreeRegistry()
 	_ = reg.Register("Filling", func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) { return f, nil })
 	c := fake.NewCluster(fake.Node("n1", nil, 4, 8), fake.Pod("ns", "a", "n1", 100))
-	p, err := policy.Decode([]byte(`apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-profiles:
+	d, err := build(t, c, reg, `profiles:
 - name: p
   plugins:
     preEvictionFilter: {enabled: [Filling], disabled: [SchedulerSimulation]}
-`), plugins.NewInTreeArgs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := fwruntime.New(t.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
-		Registry: reg, Metrics: metrics.New()})
+`, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,20 +212,13 @@ func TestPluginEvictorChecksLimits(t *testing.T) {
 	})
 	a, b := fake.Pod("ns", "a", "n1", 100), fake.Pod("ns", "b", "n1", 100)
 	c := fake.NewCluster(fake.Node("n1", nil, 4, 8), a, b)
-	p, err := policy.Decode([]byte(`apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-maxNoOfPodsToEvictTotal: 1
+	d, err := build(t, c, reg, `maxNoOfPodsToEvictTotal: 1
 profiles:
 - name: p
   plugins:
     deschedule: {enabled: [Nominator]}
     preEvictionFilter: {enabled: [Judge], disabled: [SchedulerSimulation]}
-`), plugins.NewInTreeArgs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := fwruntime.New(t.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
-		Registry: reg, Metrics: metrics.New()})
+`, false)
 	if err != nil {
 		t.Fatal(err)
 	}
