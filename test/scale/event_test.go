@@ -20,11 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
-	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	"github.com/accord-sched/accord/test/harness"
 )
 
@@ -96,26 +94,9 @@ func TestDeschedulerEvent(t *testing.T) {
 	ctx := context.Background()
 	deschedBin := harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
 
-	env, err := harness.Start(ctx, harness.Options{WithoutControllers: true, WithoutNodeSimulator: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(env.Stop)
-	cfg := rest.CopyConfig(env.Config)
-	cfg.QPS, cfg.Burst = 20000, 20000
-	client := kubernetes.NewForConfigOrDie(cfg)
-	crCfg := env.CRConfig()
-	crCfg.QPS, crCfg.Burst = 20000, 20000
-	accord := accordclient.NewForConfigOrDie(crCfg)
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := env.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-
+	c := startCluster(t, ctx, sz.Nodes)
+	client, accord, kubeconfig := c.client, c.accord, c.kubeconfig
 	start := time.Now()
-	if err := createNodes(ctx, client, accord, sz.Nodes); err != nil {
-		t.Fatal(err)
-	}
 	ns := "event"
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -127,7 +108,7 @@ func TestDeschedulerEvent(t *testing.T) {
 	if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d nodes and %d bound Running pods created in %s", sz.Nodes, sz.BoundPods, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d bound Running pods created in %s", sz.BoundPods, time.Since(start).Round(time.Millisecond))
 
 	// Every eviction from now on is seen, the descheduler's start-up cycle's included.
 	w := watchEvictions(t, ctx, client, ns)

@@ -3,8 +3,10 @@ package scale
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,11 +14,52 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
+	"github.com/accord-sched/accord/test/harness"
 )
+
+// cluster is a control plane holding the package's population, with unthrottled clients for the
+// test and a kubeconfig for the binaries.
+type cluster struct {
+	client     kubernetes.Interface
+	accord     accordclient.Interface
+	kubeconfig string
+}
+
+// startCluster starts a control plane (no controllers, no node simulator: nothing but the binaries
+// measured acts on the population), stopped when the test ends, and creates nodes nodes with their
+// ClusterScopedResources and NodeMetrics.
+func startCluster(t *testing.T, ctx context.Context, nodes int) cluster {
+	t.Helper()
+	env, err := harness.Start(ctx, harness.Options{WithoutControllers: true, WithoutNodeSimulator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Stop)
+	// The population is created unthrottled.
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = 20000, 20000
+	crCfg := env.CRConfig()
+	crCfg.QPS, crCfg.Burst = 20000, 20000
+	c := cluster{
+		client:     kubernetes.NewForConfigOrDie(cfg),
+		accord:     accordclient.NewForConfigOrDie(crCfg),
+		kubeconfig: filepath.Join(t.TempDir(), "kubeconfig"),
+	}
+	if err := env.WriteKubeconfig(c.kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := createNodes(ctx, c.client, c.accord, nodes); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d nodes with ClusterScopedResources and NodeMetrics created in %s", nodes, time.Since(start).Round(time.Millisecond))
+	return c
+}
 
 // workers is how many requests the population is created with concurrently.
 const workers = 32

@@ -3,14 +3,12 @@ package scale
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	"github.com/accord-sched/accord/test/harness"
@@ -36,28 +34,8 @@ func TestScale(t *testing.T) {
 		deschedBin = harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
 	}
 
-	env, err := harness.Start(ctx, harness.Options{WithoutControllers: true, WithoutNodeSimulator: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(env.Stop)
-	// The population is created unthrottled.
-	cfg := rest.CopyConfig(env.Config)
-	cfg.QPS, cfg.Burst = 20000, 20000
-	client := kubernetes.NewForConfigOrDie(cfg)
-	crCfg := env.CRConfig()
-	crCfg.QPS, crCfg.Burst = 20000, 20000
-	accord := accordclient.NewForConfigOrDie(crCfg)
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := env.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-
-	start := time.Now()
-	if err := createNodes(ctx, client, accord, sz.Nodes); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d nodes with ClusterScopedResources and NodeMetrics created in %s", sz.Nodes, time.Since(start).Round(time.Millisecond))
+	c := startCluster(t, ctx, sz.Nodes)
+	client, accord, kubeconfig := c.client, c.accord, c.kubeconfig
 
 	// (a) The scheduler: the reference first, then the Accord profile, on the same nodes.
 	refConfig, accordConfig := schedulerConfigs(t, kubeconfig)
@@ -73,7 +51,7 @@ func TestScale(t *testing.T) {
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	start = time.Now()
+	start := time.Now()
 	if err := createBoundPods(ctx, client, ns, "accord-scheduler", sz.BoundPods, sz.Nodes); err != nil {
 		t.Fatal(err)
 	}
