@@ -310,11 +310,7 @@ func (p *Plugin) decide(ctx context.Context, pod *corev1.Pod, nominator string) 
 		d.Message = fmt.Sprintf("a replacement of its owner landed back on %s; evictions from it back off until %s", pod.Spec.NodeName, until.UTC().Format(time.RFC3339))
 		return d
 	}
-	start := time.Now()
-	pred, err := p.sim.Predict(ctx, pod)
-	d.Simulation = time.Since(start)
-	p.metrics.Duration.WithLabelValues(p.handle.ProfileName()).Observe(d.Simulation.Seconds())
-	d.Prediction = pred
+	pred, err := p.predict(ctx, pod, &d)
 	switch {
 	case err != nil:
 		d.Reason, d.Message = ReasonError, err.Error()
@@ -366,15 +362,22 @@ func (p *Plugin) decide(ctx context.Context, pod *corev1.Pod, nominator string) 
 	return d
 }
 
-// decideIntrinsic admits a pod nominated for what it is: the prediction is recorded (and, when
-// feasible, composed into the cycle's snapshot), nothing blocks it.
-func (p *Plugin) decideIntrinsic(ctx context.Context, pod *corev1.Pod, d Decision) Decision {
-	d.Verdict, d.Reason = VerdictEvict, ReasonPodIntrinsic
+// predict runs the simulation for pod, recording the prediction and its duration in d and in the
+// duration metric.
+func (p *Plugin) predict(ctx context.Context, pod *corev1.Pod, d *Decision) (simulator.Prediction, error) {
 	start := time.Now()
 	pred, err := p.sim.Predict(ctx, pod)
 	d.Simulation = time.Since(start)
 	p.metrics.Duration.WithLabelValues(p.handle.ProfileName()).Observe(d.Simulation.Seconds())
 	d.Prediction = pred
+	return pred, err
+}
+
+// decideIntrinsic admits a pod nominated for what it is: the prediction is recorded (and, when
+// feasible, composed into the cycle's snapshot), nothing blocks it.
+func (p *Plugin) decideIntrinsic(ctx context.Context, pod *corev1.Pod, d Decision) Decision {
+	d.Verdict, d.Reason = VerdictEvict, ReasonPodIntrinsic
+	pred, err := p.predict(ctx, pod, &d)
 	switch {
 	case err != nil:
 		d.Message = "not a placement decision; no prediction: " + err.Error()
