@@ -37,26 +37,11 @@ func (p *Plugin) NodeVerdict(pod *corev1.Pod, node *corev1.Node) (bool, string) 
 	if n < 2 {
 		return false, ""
 	}
-	var nsPods []*corev1.Pod
-	if p.owners == nil {
-		if nsPods, err = p.h.SharedInformerFactory().Core().V1().Pods().Lister().Pods(pod.Namespace).List(labels.Everything()); err != nil {
-			return false, ""
-		}
-	}
 	var other []ownerKey
 	for _, k := range keys {
-		pods := nsPods
-		if p.owners != nil {
-			objs, err := p.owners.ByIndex(ownerIndex, ownerIndexKey(k.namespace, k.kind, k.name))
-			if err != nil {
-				return false, ""
-			}
-			pods = make([]*corev1.Pod, 0, len(objs))
-			for _, o := range objs {
-				if q, ok := o.(*corev1.Pod); ok {
-					pods = append(pods, q)
-				}
-			}
+		pods, err := p.podsOf(k)
+		if err != nil {
+			return false, ""
 		}
 		total, onNode := 0, 0
 		for _, q := range pods {
@@ -80,4 +65,23 @@ func (p *Plugin) NodeVerdict(pod *corev1.Pod, node *corev1.Node) (bool, string) 
 		}
 	}
 	return false, ""
+}
+
+// podsOf returns the pods that may belong to owner k: its pods, from the owner index, or without
+// the index every pod of k's namespace (the caller matches each pod's owners).
+func (p *Plugin) podsOf(k ownerKey) ([]*corev1.Pod, error) {
+	if p.owners == nil {
+		return p.h.SharedInformerFactory().Core().V1().Pods().Lister().Pods(k.namespace).List(labels.Everything())
+	}
+	objs, err := p.owners.ByIndex(ownerIndex, ownerIndexKey(k.namespace, k.kind, k.name))
+	if err != nil {
+		return nil, err
+	}
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		if q, ok := o.(*corev1.Pod); ok {
+			pods = append(pods, q)
+		}
+	}
+	return pods, nil
 }
