@@ -101,10 +101,7 @@ var (
 // CheckLimits returns the limit error Evict would return now for pod because of the cycle's
 // limits, or nil (framework.LimitChecker); it reserves nothing.
 func (e *ProfileEvictor) CheckLimits(pod *corev1.Pod) error {
-	if err := e.Limiter.Check(pod.Spec.NodeName, pod.Namespace); err != nil {
-		return err
-	}
-	return nil
+	return e.Limiter.Check(pod.Spec.NodeName, pod.Namespace)
 }
 
 // Filter reports whether every filter plugin lets the pod be evicted.
