@@ -28,10 +28,9 @@ import (
 // node has one cell for its life; a change of its CR or NodeMetric publishes new data in the cell
 // and leaves the maps alone. A read takes no lock: two atomic loads and a map lookup.
 type NodeIndex struct {
-	// mu serialises writers; readers never take it.
-	mu sync.Mutex
-	// cells holds every node the index knows (a Node, a CR or a NodeMetric), by name.
-	cells    map[string]*nodeCell
+	// mu serialises writers; readers never take it. The maps' byName holds every node the index
+	// knows (a Node, a CR or a NodeMetric); writers read it too.
+	mu       sync.Mutex
 	derivers []func(*NodeData) any
 	maps     atomic.Pointer[nodeMaps]
 	// watched records the stores already followed, so a store is watched once.
@@ -94,7 +93,7 @@ func (d *NodeData) Derived(k DerivedKey) any {
 // NewNodeIndex returns an empty index. A Cache makes its own (Cache.Nodes); tests and callers without
 // a Cache feed one with WatchOffers, WatchLoads and NodeHandler.
 func NewNodeIndex() *NodeIndex {
-	x := &NodeIndex{cells: map[string]*nodeCell{}, watched: map[any]bool{}, seed: maphash.MakeSeed()}
+	x := &NodeIndex{watched: map[any]bool{}, seed: maphash.MakeSeed()}
 	m := &nodeMaps{}
 	for i := range shards {
 		m.byNode[i] = map[*corev1.Node]*nodeCell{}
@@ -136,8 +135,10 @@ func (x *NodeIndex) Derive(fn func(*NodeData) any) DerivedKey {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.derivers = append(x.derivers, fn)
-	for name := range x.cells {
-		x.update(name, func(*NodeData) {})
+	for _, shard := range x.maps.Load().byName {
+		for name := range shard {
+			x.update(name, func(*NodeData) {})
+		}
 	}
 	return DerivedKey(len(x.derivers) - 1)
 }
@@ -221,7 +222,7 @@ func (x *NodeIndex) set(name string, change func(*NodeData)) {
 // caller holds mu. The maps are republished only when the node's Node object changed or the node
 // came or went.
 func (x *NodeIndex) update(name string, change func(*NodeData)) {
-	c := x.cells[name]
+	c := x.maps.Load().byName[x.nameShard(name)][name]
 	var old NodeData
 	if c != nil {
 		old = *c.data.Load()
@@ -231,7 +232,6 @@ func (x *NodeIndex) update(name string, change func(*NodeData)) {
 	if d.Node == nil && d.CR == nil && d.Metric == nil {
 		if c != nil {
 			c.data.Store(&d) // a reader of the maps before the next ones sees the node gone
-			delete(x.cells, name)
 			x.republish(func(e *mapEdit) {
 				e.setName(name, nil)
 				e.setNode(old.Node, nil)
@@ -246,7 +246,6 @@ func (x *NodeIndex) update(name string, change func(*NodeData)) {
 	if c == nil {
 		c = &nodeCell{}
 		c.data.Store(&d)
-		x.cells[name] = c
 		x.republish(func(e *mapEdit) {
 			e.setName(name, c)
 			e.setNode(d.Node, c)
