@@ -59,9 +59,7 @@ func EvictOverlapped(ctx context.Context, ev framework.Evictor, pods []*corev1.P
 	var rank *corev1.Pod // a pod of the priority rank being evicted
 	for _, pod := range pods {
 		if ctx.Err() != nil {
-			mu.Lock()
-			stop = true
-			mu.Unlock()
+			record(Stop)
 			break
 		}
 		if rank != nil && ComparePriorityLowToHigh(rank, pod) != 0 {
