@@ -3,8 +3,11 @@ package crcache
 import (
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
@@ -19,8 +22,10 @@ const ClusterScopedResourceResource = "clusterscopedresources.v1alpha1." + sched
 const NodeMetricResource = "nodemetrics.v1alpha1." + slov1alpha1.GroupName
 
 // ToClusterScopedResource turns an event object into a typed ClusterScopedResource. The scheduler
-// hands QueueingHints custom resources as *unstructured.Unstructured (from its dynamic informers);
-// typed objects and tombstones are accepted too. nil gives nil.
+// hands QueueingHints custom resources from its dynamic informers: typed objects once
+// TypeEventInformers has set them up (accord-scheduler does), *unstructured.Unstructured otherwise
+// (a scheduler built with kube-scheduler's own command). Both, and tombstones, are accepted; nil
+// gives nil.
 func ToClusterScopedResource(obj any) (*schedv1alpha1.ClusterScopedResource, error) {
 	out := &schedv1alpha1.ClusterScopedResource{}
 	ok, err := convert(obj, out)
@@ -67,4 +72,63 @@ func convert[T any, PT interface {
 	default:
 		return false, fmt.Errorf("unexpected object of type %T, want %T", obj, out)
 	}
+}
+
+// TypeEventInformers makes the scheduler's own informers for the custom resources this Cache serves
+// keep typed objects instead of *unstructured.Unstructured. kube-scheduler watches every custom
+// resource a plugin registers events for (ClusterScopedResourceResource, NodeMetricResource)
+// through dyn, its dynamic informer factory, and keeps each object as nested maps, several times
+// the size of the typed object; at 5000 nodes those two caches were most of the memory accord-
+// scheduler used beyond kube-scheduler's. The transform set here converts each object as it
+// arrives and drops its managedFields, so the QueueingHints receive typed objects too (see
+// ToClusterScopedResource). An object that does not convert is kept as it came.
+//
+// Only the resources whose stores plugins asked for are touched (asking dyn for another would
+// start a watch nobody registered). Call it after the scheduler is built (app.Setup registers the
+// informers) and before it runs (a started informer takes no transform).
+func (c *Cache) TypeEventInformers(dyn dynamicinformer.DynamicSharedInformerFactory) error {
+	c.mu.Lock()
+	csrs, metrics := c.csrs != nil, c.metrics != nil
+	c.mu.Unlock()
+	if dyn == nil {
+		return nil
+	}
+	if csrs {
+		if err := setTypedTransform[schedv1alpha1.ClusterScopedResource](dyn, ClusterScopedResourceResource); err != nil {
+			return err
+		}
+	}
+	if metrics {
+		if err := setTypedTransform[slov1alpha1.NodeMetric](dyn, NodeMetricResource); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func setTypedTransform[T any, PT interface {
+	*T
+	runtime.Object
+	metav1.Object
+}](dyn dynamicinformer.DynamicSharedInformerFactory, resource string) error {
+	gvr, _ := schema.ParseResourceArg(resource)
+	if gvr == nil {
+		return fmt.Errorf("%q is not <resource>.<version>.<group>", resource)
+	}
+	err := dyn.ForResource(*gvr).Informer().SetTransform(func(obj any) (any, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil
+		}
+		out := PT(new(T))
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), out); err != nil {
+			return obj, nil
+		}
+		out.SetManagedFields(nil)
+		return out, nil
+	})
+	if err != nil {
+		return fmt.Errorf("typing the scheduler's %s informer: %w", resource, err)
+	}
+	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/spf13/cobra"
 	"k8s.io/component-base/configz"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
@@ -34,15 +33,6 @@ func PluginOptions(cache *crcache.Cache) []app.Option {
 		opts = append(opts, app.WithPlugin(d.Name, d.Factory(cache)))
 	}
 	return opts
-}
-
-// NewSchedulerCommand returns kube-scheduler's command (all of its flags, --config included) with
-// Accord's plugins registered, and the plugins opts add (kube-scheduler's app.WithPlugin: a binary
-// of your own with your plugins beside Accord's).
-func NewSchedulerCommand(opts ...app.Option) *cobra.Command {
-	cmd := app.NewSchedulerCommand(append(PluginOptions(crcache.New()), opts...)...)
-	cmd.Use = "accord-scheduler"
-	return cmd
 }
 
 // RunInProcess runs accord-scheduler inside the calling process until ctx is done, and returns
@@ -83,11 +73,7 @@ func RunInProcess(ctx context.Context, kubeconfigPath, configFile string) error 
 	configz.Delete(configzName)
 	defer configz.Delete(configzName)
 
-	cc, sched, err := app.Setup(ctx, opts, PluginOptions(cache)...)
-	if err != nil {
-		return fmt.Errorf("setting up accord-scheduler: %w", err)
-	}
-	err = app.Run(ctx, cc, sched)
+	err := setupAndRun(ctx, opts, cache, nil)
 	if ctx.Err() != nil {
 		// Stopped on purpose. Without leader election kube-scheduler reports that as an error
 		// ("finished without leader elect").

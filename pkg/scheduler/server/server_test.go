@@ -1,10 +1,16 @@
 package server
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
@@ -70,5 +76,47 @@ func TestWithKubeconfig(t *testing.T) {
 	}
 	if cfg, err := options.LoadConfigFromFile(klog.Background(), path); err != nil || cfg.ClientConnection.Kubeconfig != "/k" {
 		t.Fatalf("bare config: %v, %+v", err, cfg)
+	}
+}
+
+// TestCommandFlagsMatchKubeScheduler: accord-scheduler's command, which this package builds itself,
+// takes exactly kube-scheduler's flags, with the same types, defaults and usage (the command's own
+// name aside, which --help's usage gives).
+func TestCommandFlagsMatchKubeScheduler(t *testing.T) {
+	type flag struct{ typ, def, usage string }
+	collect := func(cmd *cobra.Command) map[string]flag {
+		m := map[string]flag{}
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			m[f.Name] = flag{f.Value.Type(), f.DefValue, strings.ReplaceAll(f.Usage, cmd.Name(), "<command>")}
+		})
+		return m
+	}
+	got, want := collect(NewSchedulerCommand()), collect(app.NewSchedulerCommand())
+	if len(want) < 50 {
+		t.Fatalf("kube-scheduler has only %d flags; the comparison would prove little", len(want))
+	}
+	for name, w := range want {
+		if g, ok := got[name]; !ok {
+			t.Errorf("--%s: kube-scheduler has it, accord-scheduler does not", name)
+		} else if g != w {
+			t.Errorf("--%s: accord-scheduler %+v, kube-scheduler %+v", name, g, w)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("--%s: accord-scheduler has it, kube-scheduler does not", name)
+		}
+	}
+}
+
+// TestCommandTakesNoArguments: like kube-scheduler, accord-scheduler rejects positional arguments
+// before it starts anything.
+func TestCommandTakesNoArguments(t *testing.T) {
+	cmd := NewSchedulerCommand()
+	cmd.SetArgs([]string{"extra"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), `takes no arguments, got ["extra"]`) {
+		t.Fatalf("err = %v", err)
 	}
 }
