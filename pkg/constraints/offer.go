@@ -3,6 +3,7 @@ package constraints
 import (
 	"slices"
 	"strings"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -32,17 +33,34 @@ func NewOffer(csr *schedv1alpha1.ClusterScopedResource) *Offer {
 	o := &Offer{}
 	for name, on := range csr.Spec.ResourcesFilter {
 		if on {
-			o.enabled = append(o.enabled, name)
+			o.enabled = append(o.enabled, Intern(name))
 		}
 	}
 	slices.Sort(o.enabled)
 	for name := range csr.Spec.ResourcesScore {
 		if s := ResourceScore(csr, name); s > 0 {
-			o.scores = append(o.scores, namedScore{name: name, score: s})
+			o.scores = append(o.scores, namedScore{name: Intern(name), score: s})
 		}
 	}
 	slices.SortFunc(o.scores, func(a, b namedScore) int { return strings.Compare(string(a.name), string(b.name)) })
 	return o
+}
+
+// Intern returns the canonical copy of name: every interned copy of a name shares one backing array,
+// so comparing two of them costs a pointer comparison instead of reading both names' bytes (which, at
+// 5000 nodes, are seldom in the CPU's cache). NewOffer interns the names it keeps; a caller that
+// checks the same requested names against many Offers interns them once (InternAll) and the checks
+// find equal names without reading them.
+func Intern(name corev1.ResourceName) corev1.ResourceName {
+	return corev1.ResourceName(unique.Make(string(name)).Value())
+}
+
+// InternAll interns every name in place and returns names.
+func InternAll(names []corev1.ResourceName) []corev1.ResourceName {
+	for i, n := range names {
+		names[i] = Intern(n)
+	}
+	return names
 }
 
 // MissingResource is MissingResource(csr, requested) for the compiled CR.
@@ -56,7 +74,8 @@ func (o *Offer) MissingResource(requested []corev1.ResourceName) (corev1.Resourc
 }
 
 // enables scans the (short) enabled list: comparing strings of different lengths costs next to
-// nothing, which beats hashing the name for a map lookup.
+// nothing, which beats hashing the name for a map lookup, and comparing two interned copies of the
+// same name (Intern) compares their pointers, not their bytes.
 func (o *Offer) enables(name corev1.ResourceName) bool {
 	if o == nil {
 		return false

@@ -1,7 +1,9 @@
 package constraints
 
 import (
+	"strings"
 	"testing"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -61,4 +63,28 @@ func BenchmarkOffer(b *testing.B) {
 		fn()
 	}
 	_ = sink
+}
+
+// TestInternSharesOneCopy: interned names share one backing array however they were built, and the
+// Offer keeps interned names, so a check of interned requested names compares pointers.
+func TestInternSharesOneCopy(t *testing.T) {
+	built := corev1.ResourceName(strings.Repeat("example.com/", 1) + "memory")
+	a, b := Intern(built), Intern(corev1.ResourceName("example.com/memory"))
+	if a != b || unsafe.StringData(string(a)) != unsafe.StringData(string(b)) {
+		t.Fatalf("Intern gave two copies of %q", a)
+	}
+	names := InternAll([]corev1.ResourceName{corev1.ResourceName(strings.Clone("example.com/memory"))})
+	if unsafe.StringData(string(names[0])) != unsafe.StringData(string(a)) {
+		t.Fatal("InternAll did not replace the name with its interned copy")
+	}
+	o := NewOffer(&schedv1alpha1.ClusterScopedResource{Spec: schedv1alpha1.ClusterScopedResourceSpec{
+		ResourcesFilter: map[corev1.ResourceName]bool{built: true},
+		ResourcesScore:  map[corev1.ResourceName]schedv1alpha1.ResourceScore{built: 40},
+	}})
+	if unsafe.StringData(string(o.enabled[0])) != unsafe.StringData(string(a)) || unsafe.StringData(string(o.scores[0].name)) != unsafe.StringData(string(a)) {
+		t.Fatal("NewOffer keeps names that are not interned")
+	}
+	if _, missing := o.MissingResource(names); missing || o.NodeScore(names) != 40 {
+		t.Fatalf("interned names: missing %v, score %d", missing, o.NodeScore(names))
+	}
 }

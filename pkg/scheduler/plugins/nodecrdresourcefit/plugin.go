@@ -133,7 +133,8 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.
 func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
 func newState(pod *corev1.Pod) *preFilterState {
-	return &preFilterState{requested: constraints.AppendRequestedResources(make([]corev1.ResourceName, 0, 8), pod)}
+	// Interned: Filter and Score compare these names with each node's Offer, whose names are too.
+	return &preFilterState{requested: constraints.InternAll(constraints.AppendRequestedResources(make([]corev1.ResourceName, 0, 8), pod))}
 }
 
 // stateFrom returns what PreFilter computed, or computes it when the profile does not run this
