@@ -11,5 +11,7 @@
 // the cycle ran and simulated candidates, that exactly the violators were evicted);
 // `make bench-scale` runs them at cluster scale (ACCORD_SCALE=1, sizes from ACCORD_SCALE_NODES,
 // ACCORD_SCALE_PODS, ACCORD_SCALE_BOUND_PODS and ACCORD_SCALE_EVENT_TRIALS; ACCORD_SCALE_ONLY=scheduler
-// or descheduler runs one half of TestScale). Speed is printed, never asserted.
+// or descheduler runs one half of TestScale; ACCORD_SCALE_SCHEDULER_BASELINE=<binary> also runs that
+// accord-scheduler build with the Accord profile and prints the ratio to it, an A/B of two builds on
+// the same cluster). Speed is printed, never asserted.
 package scale

@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -120,6 +121,20 @@ func runSchedulers(t *testing.T, ctx context.Context, client kubernetes.Interfac
 	figure(t, "scheduler ratio accord/kube-scheduler-default nodes=%d pods=%d: throughput %.2fx, CPU %.2fx (%.2fx while binding), peak RSS %.2fx",
 		sz.Nodes, sz.Pods, acc.PodsPerSec/ref.PodsPerSec, ratio(acc.CPU, ref.CPU), ratio(acc.WindowCPU, ref.WindowCPU), float64(acc.PeakRSS)/float64(ref.PeakRSS))
 	t.Log("the reference is accord-scheduler with kube-scheduler's default profile only: it is kube-scheduler's command with Accord's plugins registered but not enabled")
+
+	// An A/B of two builds on the same cluster and minute: the figures of one run to the next
+	// differ by more than most changes do.
+	if base := os.Getenv("ACCORD_SCALE_SCHEDULER_BASELINE"); base != "" {
+		if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
+			t.Fatal(err)
+		}
+		b := runScheduler(t, ctx, client, base, accordConfig, "accord-baseline", "accord-scheduler", sz.Nodes, sz.Pods)
+		if b.PodsPerSec <= 0 {
+			t.Fatalf("no throughput measured for the baseline %s: %+v", base, b)
+		}
+		figure(t, "scheduler ratio accord/accord-baseline nodes=%d pods=%d: throughput %.2fx, CPU %.2fx (%.2fx while binding), peak RSS %.2fx (baseline: %s)",
+			sz.Nodes, sz.Pods, acc.PodsPerSec/b.PodsPerSec, ratio(acc.CPU, b.CPU), ratio(acc.WindowCPU, b.WindowCPU), float64(acc.PeakRSS)/float64(b.PeakRSS), base)
+	}
 }
 
 // figure prints a measured figure on its own line (make bench-scale greps for FIGURE).
