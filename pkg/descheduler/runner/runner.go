@@ -23,6 +23,7 @@ import (
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"github.com/accord-sched/accord/apis/descheduler"
+	"github.com/accord-sched/accord/pkg/component"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/cachegate"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
@@ -231,8 +232,8 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 	}
 	// One copy of the cluster for every plugin, the evictor and the scheduler simulation, without
 	// the objects' managedFields.
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(fwruntime.StripManagedFields))
-	accordFactory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(fwruntime.StripManagedFields))
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(component.StripManagedFields))
+	accordFactory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(component.StripManagedFields))
 	var recorder events.EventRecorder
 	stopEvents := func() {}
 	if !cfg.DryRun {

@@ -18,7 +18,8 @@ import (
 )
 
 // TestTypeEventInformers: the scheduler's dynamic informer for ClusterScopedResources keeps typed
-// objects without managedFields once a plugin asked the Cache for them, the hints' conversion takes
+// objects without managedFields once a plugin asked the Cache for them (as the Cache's own informer
+// does), the hints' conversion takes
 // those objects, and no informer is started for NodeMetrics, which no plugin asked for.
 func TestTypeEventInformers(t *testing.T) {
 	in := csr("n1", "example.com/memory")
@@ -38,11 +39,16 @@ func TestTypeEventInformers(t *testing.T) {
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	informer := factory.ForResource(*csrGVR).Informer() // as kube-scheduler does for the hint's event
 
-	c := NewForClient(accordfake.NewSimpleClientset(csr("n1", "example.com/memory"))) //nolint:staticcheck // as TestCacheSharesOneFactoryAndFollowsEvents
+	c := NewForClient(accordfake.NewSimpleClientset(in.DeepCopy())) //nolint:staticcheck // as TestCacheSharesOneFactoryAndFollowsEvents
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer func() { cancel(); c.Shutdown() }()
-	if _, err := c.ClusterScopedResources(ctx, nil); err != nil {
+	store, err := c.ClusterScopedResources(ctx, nil)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The Cache's own informer drops managedFields too.
+	if own, _ := OfferOf(store, "n1"); own == nil || own.ManagedFields != nil {
+		t.Fatalf("the Cache's copy: %+v", own)
 	}
 	if err := c.TypeEventInformers(factory); err != nil {
 		t.Fatal(err)

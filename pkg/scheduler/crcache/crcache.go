@@ -22,6 +22,7 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	"github.com/accord-sched/accord/pkg/component"
 	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
@@ -143,7 +144,7 @@ func (c *Cache) factoryFor(h fwk.Handle) (accordinformers.SharedInformerFactory,
 		return nil, fmt.Errorf("building the Accord client: %w", err)
 	}
 	c.client = client
-	c.factory = accordinformers.NewSharedInformerFactory(client, 0)
+	c.factory = accordinformers.NewSharedInformerFactoryWithOptions(client, 0, accordinformers.WithTransform(component.StripManagedFields))
 	return c.factory, nil
 }
 
