@@ -81,7 +81,8 @@ func convert[T any, PT interface {
 // the size of the typed object; at 5000 nodes those two caches were most of the memory accord-
 // scheduler used beyond kube-scheduler's. The transform set here converts each object as it
 // arrives and drops its managedFields, so the QueueingHints receive typed objects too (see
-// ToClusterScopedResource). An object that does not convert is kept as it came.
+// ToClusterScopedResource). An object that does not convert is kept as it came, and the hints that
+// receive it report the conversion error, naming the object.
 //
 // Only the resources whose stores plugins asked for are touched (asking dyn for another would
 // start a watch nobody registered). Call it after the scheduler is built (app.Setup registers the

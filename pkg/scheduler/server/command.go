@@ -76,13 +76,17 @@ func runCommand(cmd *cobra.Command, o *options.Options, opts ...app.Option) erro
 	cliflag.PrintFlags(cmd.Flags())
 
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	go func() {
 		<-server.SetupSignalHandler()
 		cancel()
 	}()
 	cache := crcache.New()
-	defer cache.Shutdown()
+	// The cache's informers stop with ctx, and Shutdown waits for them: cancel first (Run can also
+	// return with ctx alive, on an error).
+	defer func() {
+		cancel()
+		cache.Shutdown()
+	}()
 	return setupAndRun(ctx, o, cache, func() {
 		if mfg, ok := fg.(featuregate.MutableFeatureGate); ok {
 			mfg.AddMetrics()
