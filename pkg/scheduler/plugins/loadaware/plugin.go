@@ -101,7 +101,7 @@ func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelister
 	slices.SortFunc(p.thresholds, func(a, b constraints.ResourceThreshold) int { return strings.Compare(string(a.Name), string(b.Name)) })
 	slices.SortFunc(p.weights, func(a, b constraints.ResourceWeight) int { return strings.Compare(string(a.Name), string(b.Name)) })
 	// Compiled once per change of a node's NodeMetric or Node, with this plugin's thresholds and
-	// weights, rather than once per pod. It answers only for that very Node object (see check).
+	// weights, rather than once per pod. It answers only for that very Node object (see nodeLoad).
 	p.compiled = nodes.Derive(func(d *crcache.NodeData) any {
 		if d.Load == nil || d.Node == nil {
 			return nil
@@ -134,31 +134,16 @@ func (p *Plugin) compiledFor(node *corev1.Node) (*crcache.NodeData, *constraints
 	return d, nl
 }
 
-// check is constraints.CheckLoad for the node's current NodeMetric, compiled when the NodeMetric or
-// the Node changed (see compiledFor).
-func (p *Plugin) check(node *corev1.Node, now time.Time) constraints.LoadCheck {
+// nodeLoad returns the node's current NodeMetric compiled with this plugin's thresholds and
+// weights: the one the index keeps for this very Node object, or, when the index holds another (a
+// Node update on its way), one compiled now for the Node given. nil without a NodeMetric, which
+// NodeLoad's Check and Score treat as a missing metric.
+func (p *Plugin) nodeLoad(node *corev1.Node) *constraints.NodeLoad {
 	d, nl := p.compiledFor(node)
-	switch {
-	case d == nil:
-		return constraints.LoadCheck{Stale: true}
-	case nl != nil:
-		return nl.Check(now, p.maxAge)
-	default:
-		return constraints.NewNodeLoad(d.Load, node.Status.Allocatable, p.thresholds, nil).Check(now, p.maxAge)
+	if d == nil || nl != nil {
+		return nl
 	}
-}
-
-// score is constraints.LoadScore for the node's current NodeMetric; see check.
-func (p *Plugin) score(node *corev1.Node, requests []float64, now time.Time) int64 {
-	d, nl := p.compiledFor(node)
-	switch {
-	case d == nil:
-		return constraints.NeutralLoadScore
-	case nl != nil:
-		return nl.Score(requests, now, p.maxAge)
-	default:
-		return constraints.NewNodeLoad(d.Load, node.Status.Allocatable, nil, p.weights).Score(requests, now, p.maxAge)
-	}
+	return constraints.NewNodeLoad(d.Load, node.Status.Allocatable, p.thresholds, p.weights)
 }
 
 func argsFrom(obj runtime.Object) (*config.LoadAwareArgs, error) {
@@ -229,7 +214,7 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 	if node == nil {
 		return fwk.NewStatus(fwk.Error, "node not found")
 	}
-	if c := p.check(node, s.now); c.Overloaded {
+	if c := p.nodeLoad(node).Check(s.now, p.maxAge); c.Overloaded {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, OverThresholdReason(c.Resource))
 	}
 	return nil
@@ -251,7 +236,7 @@ func (p *Plugin) Score(_ context.Context, state fwk.CycleState, pod *corev1.Pod,
 	if node == nil {
 		return 0, fwk.NewStatus(fwk.Error, "node not found")
 	}
-	return p.score(node, s.requests, s.now), nil
+	return p.nodeLoad(node).Score(s.requests, s.now, p.maxAge), nil
 }
 
 // ScoreExtensions returns nil: scores are already on the framework's 0-100 scale.
