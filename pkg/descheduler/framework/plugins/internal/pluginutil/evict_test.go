@@ -54,45 +54,38 @@ func (e *limitedEvictor) Evict(context.Context, *corev1.Pod, framework.EvictOpti
 }
 func (e *limitedEvictor) CheckLimits(*corev1.Pod) error { return e.limit }
 
-// A pod the cycle's limits stop is not run through PreEvictionFilter (the scheduler simulation),
-// and the outcome is the limit's.
-func TestEvictChecksLimitsBeforePreEvictionFilter(t *testing.T) {
+// A pod the cycle's limits stop is not run through PreEvictionFilter (the scheduler simulation), by
+// Evict or by EvictOverlapped, and the outcome is the limit's.
+func TestLimitsCheckedBeforePreEvictionFilter(t *testing.T) {
+	evict := func(ev *limitedEvictor) Outcome { return Evict(context.Background(), ev, &corev1.Pod{}, "Pl", "r") }
+	overlapped := func(ev *limitedEvictor) Outcome {
+		return EvictOverlapped(context.Background(), ev, prioPods(0, 0, 0), "Pl", reasonOf, 4)
+	}
 	for _, tc := range []struct {
-		limit error
-		want  Outcome
+		limit                error
+		evict, overlappedOut Outcome
 	}{
-		{&framework.EvictionLimitError{Scope: framework.LimitScopeTotal}, Stop},
-		{&framework.EvictionLimitError{Scope: framework.LimitScopeNode, Key: "n"}, NodeFull},
-		{&framework.EvictionLimitError{Scope: framework.LimitScopeNamespace, Key: "ns"}, NamespaceFull},
+		{&framework.EvictionLimitError{Scope: framework.LimitScopeTotal}, Stop, Stop},
+		{&framework.EvictionLimitError{Scope: framework.LimitScopeNode, Key: "n"}, NodeFull, Failed},
+		{&framework.EvictionLimitError{Scope: framework.LimitScopeNamespace, Key: "ns"}, NamespaceFull, Failed},
 	} {
-		ev := &limitedEvictor{limit: tc.limit}
-		if got := Evict(context.Background(), ev, &corev1.Pod{}, "Pl", "r"); got != tc.want || ev.preFiltered != 0 || ev.evictions != 0 {
-			t.Errorf("limit %v: outcome %v (want %v), %d PreEvictionFilter calls, %d Evict calls (want none)", tc.limit, got, tc.want, ev.preFiltered, ev.evictions)
+		for _, run := range []struct {
+			name string
+			fn   func(*limitedEvictor) Outcome
+			want Outcome
+		}{{"Evict", evict, tc.evict}, {"EvictOverlapped", overlapped, tc.overlappedOut}} {
+			ev := &limitedEvictor{limit: tc.limit}
+			if got := run.fn(ev); got != run.want || ev.preFiltered != 0 || ev.evictions != 0 {
+				t.Errorf("%s, limit %v: outcome %v (want %v), %d PreEvictionFilter calls, %d Evict calls (want none)", run.name, tc.limit, got, run.want, ev.preFiltered, ev.evictions)
+			}
 		}
 	}
 	ev := &limitedEvictor{}
 	if got := Evict(context.Background(), ev, &corev1.Pod{}, "Pl", "r"); got != Evicted || ev.preFiltered != 1 || ev.evictions != 1 {
-		t.Errorf("no limit: outcome %v, %d PreEvictionFilter calls, %d Evict calls; want Evicted, 1, 1", got, ev.preFiltered, ev.evictions)
+		t.Errorf("Evict, no limit: outcome %v, %d PreEvictionFilter calls, %d Evict calls; want Evicted, 1, 1", got, ev.preFiltered, ev.evictions)
 	}
-}
-
-// EvictOverlapped, too, runs no pod the limits stop through PreEvictionFilter.
-func TestEvictOverlappedChecksLimitsBeforePreEvictionFilter(t *testing.T) {
-	for _, tc := range []struct {
-		limit error
-		want  Outcome
-	}{
-		{&framework.EvictionLimitError{Scope: framework.LimitScopeTotal}, Stop},
-		{&framework.EvictionLimitError{Scope: framework.LimitScopeNode, Key: "n"}, Failed},
-		{&framework.EvictionLimitError{Scope: framework.LimitScopeNamespace, Key: "ns"}, Failed},
-	} {
-		ev := &limitedEvictor{limit: tc.limit}
-		if got := EvictOverlapped(context.Background(), ev, prioPods(0, 0, 0), "Pl", reasonOf, 4); got != tc.want || ev.preFiltered != 0 || ev.evictions != 0 {
-			t.Errorf("limit %v: outcome %v (want %v), %d PreEvictionFilter calls, %d Evict calls (want none)", tc.limit, got, tc.want, ev.preFiltered, ev.evictions)
-		}
-	}
-	ev := &limitedEvictor{}
+	ev = &limitedEvictor{}
 	if got := EvictOverlapped(context.Background(), ev, prioPods(0), "Pl", reasonOf, 4); got != Evicted || ev.preFiltered != 1 || ev.evictions != 1 {
-		t.Errorf("no limit: outcome %v, %d PreEvictionFilter calls, %d Evict calls; want Evicted, 1, 1", got, ev.preFiltered, ev.evictions)
+		t.Errorf("EvictOverlapped, no limit: outcome %v, %d PreEvictionFilter calls, %d Evict calls; want Evicted, 1, 1", got, ev.preFiltered, ev.evictions)
 	}
 }
