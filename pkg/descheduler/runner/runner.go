@@ -231,8 +231,8 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 		}
 	}
 	// One copy of the cluster for every plugin, the evictor and the scheduler simulation, without
-	// the objects' managedFields.
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(component.StripManagedFields))
+	// the objects' managedFields; pods of one template share their common parts.
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(component.NewPodSharer().Transform))
 	accordFactory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(component.StripManagedFields))
 	var recorder events.EventRecorder
 	stopEvents := func() {}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/informers"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/cli/globalflag"
 	basecompatibility "k8s.io/component-base/compatibility"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 
+	"github.com/accord-sched/accord/pkg/component"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 )
 
@@ -96,7 +98,8 @@ func runCommand(cmd *cobra.Command, o *options.Options, opts ...app.Option) erro
 }
 
 // setupAndRun builds the scheduler with Accord's plugins (reading cache) and opts' plugins, types
-// its custom-resource informers, calls beforeRun (nil: nothing) and runs it until ctx is done.
+// its custom-resource informers, trims its pods and nodes (trimCachedObjects), calls beforeRun
+// (nil: nothing) and runs it until ctx is done.
 func setupAndRun(ctx context.Context, o *options.Options, cache *crcache.Cache, beforeRun func(), opts ...app.Option) error {
 	cc, sched, err := app.Setup(ctx, o, append(PluginOptions(cache), opts...)...)
 	if err != nil {
@@ -105,8 +108,25 @@ func setupAndRun(ctx context.Context, o *options.Options, cache *crcache.Cache, 
 	if err := cache.TypeEventInformers(cc.DynInformerFactory); err != nil {
 		return err
 	}
+	if err := trimCachedObjects(cc.InformerFactory); err != nil {
+		return err
+	}
 	if beforeRun != nil {
 		beforeRun()
 	}
 	return app.Run(ctx, cc, sched)
+}
+
+// trimCachedObjects gives kube-scheduler's pod informer component.PodSharer's transform (pods of one
+// template share their common parts; kube-scheduler's own transform only drops managedFields, which
+// PodSharer drops too) and its node informer component.StripManagedFields (kube-scheduler keeps the
+// nodes' managedFields). Both informers exist once Setup has returned, and have not started.
+func trimCachedObjects(f informers.SharedInformerFactory) error {
+	if err := f.Core().V1().Pods().Informer().SetTransform(component.NewPodSharer().Transform); err != nil {
+		return fmt.Errorf("sharing the scheduler's cached pods: %w", err)
+	}
+	if err := f.Core().V1().Nodes().Informer().SetTransform(component.StripManagedFields); err != nil {
+		return fmt.Errorf("trimming the scheduler's cached nodes: %w", err)
+	}
+	return nil
 }

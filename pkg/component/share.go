@@ -1,0 +1,234 @@
+package component
+
+import (
+	"slices"
+	"strconv"
+	"sync"
+	"unique"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// maxShared bounds each of a PodSharer's tables. A full table is forgotten and starts again: the
+// copies it handed out stay with their pods, only later pods stop sharing with them.
+const maxShared = 1 << 14
+
+// maxSharedKey is the longest key a table keeps: a map or list bigger than that (a large annotation)
+// is left as the pod's own.
+const maxSharedKey = 4 << 10
+
+// PodSharer is an informer transform (Transform) that, beyond StripManagedFields, makes the pods of
+// one template share what they have in common instead of holding one decoded copy each.
+//
+// Every pod the apiserver sends is decoded into its own objects: the ten thousand replicas of a
+// Deployment hold ten thousand equal requests maps, label maps, toleration lists and owner
+// references, and a hundred thousand copies of strings such as the namespace, the image or
+// "Running". At 100000 pods that is a quarter of the descheduler's heap. PodSharer points equal
+// parts at one copy: maps and lists through bounded tables keyed by their content, strings through
+// Go's unique package (which forgets a string once no pod holds it).
+//
+// Sharing is safe because informer objects are read-only (client-go's contract, which the plugins,
+// the evictor and the simulated scheduler keep: whatever changes a pod deep-copies it first), and
+// every shared list is clipped, so an append makes a new array instead of writing into the shared
+// one. The pod is semantically unchanged (TestPodSharerKeepsEverything).
+type PodSharer struct {
+	mu          sync.Mutex
+	key         []byte
+	names       []string
+	maps        table[map[string]string]
+	lists       table[corev1.ResourceList]
+	tolerations table[[]corev1.Toleration]
+	owners      table[[]metav1.OwnerReference]
+}
+
+// NewPodSharer returns an empty PodSharer; give each informer factory its own.
+func NewPodSharer() *PodSharer { return &PodSharer{} }
+
+// Transform is the cache.TransformFunc: a pod is stripped of its managedFields and shares its
+// common parts; any other object is only stripped (StripManagedFields).
+func (s *PodSharer) Transform(obj any) (any, error) {
+	obj, err := StripManagedFields(obj)
+	if pod, ok := obj.(*corev1.Pod); ok && err == nil {
+		s.share(pod)
+	}
+	return obj, err
+}
+
+func (s *PodSharer) share(pod *corev1.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	m := &pod.ObjectMeta
+	m.Namespace = intern(m.Namespace)
+	m.GenerateName = intern(m.GenerateName)
+	m.Labels = s.stringMap(m.Labels)
+	m.Annotations = s.stringMap(m.Annotations)
+	m.OwnerReferences = s.ownerReferences(m.OwnerReferences)
+
+	spec := &pod.Spec
+	spec.NodeName = intern(spec.NodeName)
+	spec.SchedulerName = intern(spec.SchedulerName)
+	spec.ServiceAccountName = intern(spec.ServiceAccountName)
+	spec.DeprecatedServiceAccount = intern(spec.DeprecatedServiceAccount)
+	spec.PriorityClassName = intern(spec.PriorityClassName)
+	spec.RestartPolicy = corev1.RestartPolicy(intern(string(spec.RestartPolicy)))
+	spec.DNSPolicy = corev1.DNSPolicy(intern(string(spec.DNSPolicy)))
+	spec.NodeSelector = s.stringMap(spec.NodeSelector)
+	spec.Tolerations = s.tolerationList(spec.Tolerations)
+	spec.Overhead = s.resourceList(spec.Overhead)
+	for _, containers := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range containers {
+			c := &containers[i]
+			c.Name = intern(c.Name)
+			c.Image = intern(c.Image)
+			c.ImagePullPolicy = corev1.PullPolicy(intern(string(c.ImagePullPolicy)))
+			c.TerminationMessagePath = intern(c.TerminationMessagePath)
+			c.TerminationMessagePolicy = corev1.TerminationMessagePolicy(intern(string(c.TerminationMessagePolicy)))
+			c.Resources.Requests = s.resourceList(c.Resources.Requests)
+			c.Resources.Limits = s.resourceList(c.Resources.Limits)
+		}
+	}
+
+	st := &pod.Status
+	st.Phase = corev1.PodPhase(intern(string(st.Phase)))
+	st.QOSClass = corev1.PodQOSClass(intern(string(st.QOSClass)))
+	st.HostIP = intern(st.HostIP)
+	for i := range st.HostIPs {
+		st.HostIPs[i].IP = intern(st.HostIPs[i].IP)
+	}
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		c.Type = corev1.PodConditionType(intern(string(c.Type)))
+		c.Status = corev1.ConditionStatus(intern(string(c.Status)))
+		c.Reason = intern(c.Reason)
+	}
+	for _, statuses := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for i := range statuses {
+			c := &statuses[i]
+			c.Name = intern(c.Name)
+			c.Image = intern(c.Image)
+			c.ImageID = intern(c.ImageID)
+		}
+	}
+}
+
+// intern returns the one copy of s that every caller shares.
+func intern(s string) string {
+	if s == "" {
+		return s
+	}
+	return unique.Make(s).Value()
+}
+
+// table maps a content key to the one copy of that content handed out so far.
+type table[V any] struct{ m map[string]V }
+
+func (t *table[V]) share(key []byte, v V) V {
+	if len(key) > maxSharedKey {
+		return v
+	}
+	if c, ok := t.m[string(key)]; ok {
+		return c
+	}
+	if t.m == nil {
+		t.m = map[string]V{}
+	} else if len(t.m) >= maxShared {
+		clear(t.m)
+	}
+	t.m[string(key)] = v
+	return v
+}
+
+// put appends a length-prefixed field to the key, so that no two contents have the same key.
+func (s *PodSharer) put(field string) {
+	s.key = strconv.AppendInt(s.key, int64(len(field)), 10)
+	s.key = append(s.key, ':')
+	s.key = append(s.key, field...)
+}
+
+// sortedKeys fills s.names with m's keys in order.
+func sortedKeys[K ~string, V any](s *PodSharer, m map[K]V) []string {
+	s.names = s.names[:0]
+	for k := range m {
+		s.names = append(s.names, string(k))
+	}
+	slices.Sort(s.names)
+	return s.names
+}
+
+func (s *PodSharer) stringMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	s.key = s.key[:0]
+	for _, k := range sortedKeys(s, m) {
+		s.put(k)
+		s.put(m[k])
+	}
+	return s.maps.share(s.key, m)
+}
+
+func (s *PodSharer) resourceList(l corev1.ResourceList) corev1.ResourceList {
+	if len(l) == 0 {
+		return l
+	}
+	s.key = s.key[:0]
+	for _, name := range sortedKeys(s, l) {
+		q := l[corev1.ResourceName(name)]
+		s.put(name)
+		s.put(q.String())
+	}
+	return s.lists.share(s.key, l)
+}
+
+func (s *PodSharer) tolerationList(ts []corev1.Toleration) []corev1.Toleration {
+	if len(ts) == 0 {
+		return ts
+	}
+	s.key = s.key[:0]
+	for _, t := range ts {
+		s.put(t.Key)
+		s.put(string(t.Operator))
+		s.put(t.Value)
+		s.put(string(t.Effect))
+		s.putInt64(t.TolerationSeconds)
+	}
+	return s.tolerations.share(s.key, slices.Clip(ts))
+}
+
+func (s *PodSharer) ownerReferences(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	if len(refs) == 0 {
+		return refs
+	}
+	s.key = s.key[:0]
+	for _, r := range refs {
+		s.put(r.APIVersion)
+		s.put(r.Kind)
+		s.put(r.Name)
+		s.put(string(r.UID))
+		s.putBool(r.Controller)
+		s.putBool(r.BlockOwnerDeletion)
+	}
+	return s.owners.share(s.key, slices.Clip(refs))
+}
+
+func (s *PodSharer) putInt64(v *int64) {
+	if v == nil {
+		s.key = append(s.key, 'n')
+		return
+	}
+	s.key = strconv.AppendInt(append(s.key, 'v'), *v, 10)
+	s.key = append(s.key, ';')
+}
+
+func (s *PodSharer) putBool(v *bool) {
+	switch {
+	case v == nil:
+		s.key = append(s.key, 'n')
+	case *v:
+		s.key = append(s.key, 't')
+	default:
+		s.key = append(s.key, 'f')
+	}
+}
