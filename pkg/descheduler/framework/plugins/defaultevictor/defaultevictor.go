@@ -18,6 +18,7 @@ import (
 	"github.com/accord-sched/accord/apis/descheduler/v1alpha2"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/nodefit"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 	corelisters "k8s.io/client-go/listers/core/v1"
 )
 
@@ -47,7 +48,8 @@ type DefaultEvictor struct {
 	selector  labels.Selector
 	nodeSel   labels.Selector
 
-	nodes  corelisters.NodeLister
+	// nodes are the nodeSelector's nodes nodeFit looks at, listed once per cycle.
+	nodes  *pluginutil.CycleNodes
 	fitter *nodefit.Fitter
 	// nsSel and namespaces: namespaceLabelSelector (nil when not set).
 	nsSel      labels.Selector
@@ -142,7 +144,7 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework
 		d.nodeSel = s
 	}
 	if args.NodeFit {
-		d.nodes = h.SharedInformerFactory().Core().V1().Nodes().Lister()
+		d.nodes = pluginutil.NewCycleNodes(h.SharedInformerFactory().Core().V1().Nodes().Lister(), d.nodeSel)
 		d.fitter = nodefit.ForHandle(ctx, h, args.MissingCRPolicy)
 	}
 	if d.protected[PodsWithoutPDB] {
@@ -315,7 +317,7 @@ func (d *DefaultEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
 }
 
 func (d *DefaultEvictor) fitsOtherNode(pod *corev1.Pod) (string, bool) {
-	nodes, err := d.nodes.List(d.nodeSel)
+	nodes, err := d.nodes.List()
 	if err != nil {
 		return "", false
 	}
@@ -325,13 +327,20 @@ func (d *DefaultEvictor) fitsOtherNode(pod *corev1.Pod) (string, bool) {
 	return "", false
 }
 
-// BeginCycle implements framework.CycleHook.
-func (d *DefaultEvictor) BeginCycle(context.Context) {}
+// BeginCycle implements framework.CycleHook: nodeFit lists the nodes once for the cycle.
+func (d *DefaultEvictor) BeginCycle(context.Context) {
+	if d.nodes != nil {
+		d.nodes.Begin()
+	}
+}
 
-// EndCycle implements framework.CycleHook: it drops the per-node totals nodeFit kept during the
-// cycle, so that nothing is held between cycles (they are rebuilt on demand, and checked against the
-// informer cache on every use either way).
+// EndCycle implements framework.CycleHook: it drops the cycle's node list and the per-node totals
+// nodeFit kept during the cycle, so that nothing is held between cycles (they are rebuilt on
+// demand, and the totals are checked against the informer cache on every use either way).
 func (d *DefaultEvictor) EndCycle(context.Context) {
+	if d.nodes != nil {
+		d.nodes.End()
+	}
 	if d.fitter != nil {
 		d.fitter.Reset()
 	}

@@ -1,6 +1,7 @@
 package removeduplicates
 
 import (
+	"context"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,7 +11,24 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 )
 
-var _ framework.NodeVerdicter = &Plugin{}
+var (
+	_ framework.NodeVerdicter = &Plugin{}
+	_ framework.CycleHook     = &Plugin{}
+)
+
+// BeginCycle implements framework.CycleHook: NodeVerdict lists the nodes once for the cycle.
+func (p *Plugin) BeginCycle(context.Context) {
+	if p.nodes != nil {
+		p.nodes.Begin()
+	}
+}
+
+// EndCycle implements framework.CycleHook: it drops the cycle's node list.
+func (p *Plugin) EndCycle(context.Context) {
+	if p.nodes != nil {
+		p.nodes.End()
+	}
+}
 
 // NodeVerdict reports whether the plugin would evict pod again once it runs on node: with the pod
 // there, node would hold more pods of one of its owners than ceil(owner's pods / nodes the owner
@@ -23,7 +41,10 @@ func (p *Plugin) NodeVerdict(pod *corev1.Pod, node *corev1.Node) (bool, string) 
 	if len(keys) == 0 {
 		return false, ""
 	}
-	nodes, err := p.h.SharedInformerFactory().Core().V1().Nodes().Lister().List(labels.Everything())
+	if p.nodes == nil {
+		return false, ""
+	}
+	nodes, err := p.nodes.List()
 	if err != nil {
 		return false, ""
 	}
