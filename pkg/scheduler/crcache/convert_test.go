@@ -19,27 +19,38 @@ import (
 
 // TestTypeEventInformers: the scheduler's dynamic informer for ClusterScopedResources keeps typed
 // objects without managedFields once a plugin asked the Cache for them (as the Cache's own informer
-// does), the hints' conversion takes
-// those objects, and no informer is started for NodeMetrics, which no plugin asked for.
+// does): the Cache's own object where it holds the same resourceVersion, a converted one otherwise.
+// The hints' conversion takes those objects, and no informer is started for NodeMetrics, which no
+// plugin asked for.
 func TestTypeEventInformers(t *testing.T) {
 	in := csr("n1", "example.com/memory")
+	in.UID, in.ResourceVersion = "uid-n1", "7"
 	in.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(in)
-	if err != nil {
-		t.Fatal(err)
+	// n2 at a newer resourceVersion than the Cache's.
+	in2 := csr("n2", "example.com/memory")
+	in2.UID, in2.ResourceVersion = "uid-n2", "9"
+	cached2 := in2.DeepCopy()
+	cached2.ResourceVersion = "8"
+	var objs []runtime.Object
+	for _, o := range []*schedv1alpha1.ClusterScopedResource{in, in2} {
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: content}
+		u.SetAPIVersion(schedv1alpha1.SchemeGroupVersion.String())
+		u.SetKind("ClusterScopedResource")
+		objs = append(objs, u)
 	}
-	u := &unstructured.Unstructured{Object: content}
-	u.SetAPIVersion(schedv1alpha1.SchemeGroupVersion.String())
-	u.SetKind("ClusterScopedResource")
 	csrGVR, _ := schema.ParseResourceArg(ClusterScopedResourceResource)
 	nmGVR, _ := schema.ParseResourceArg(NodeMetricResource)
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		*csrGVR: "ClusterScopedResourceList", *nmGVR: "NodeMetricList",
-	}, u)
+	}, objs...)
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	informer := factory.ForResource(*csrGVR).Informer() // as kube-scheduler does for the hint's event
 
-	c := NewForClient(accordfake.NewSimpleClientset(in.DeepCopy())) //nolint:staticcheck // as TestCacheSharesOneFactoryAndFollowsEvents
+	c := NewForClient(accordfake.NewSimpleClientset(in.DeepCopy(), cached2)) //nolint:staticcheck // as TestCacheSharesOneFactoryAndFollowsEvents
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer func() { cancel(); c.Shutdown() }()
 	store, err := c.ClusterScopedResources(ctx, nil)
@@ -58,16 +69,23 @@ func TestTypeEventInformers(t *testing.T) {
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		t.Fatal("the dynamic informer did not sync")
 	}
-	items := informer.GetStore().List()
-	if len(items) != 1 {
-		t.Fatalf("store holds %d objects, want 1", len(items))
+	typed := func(name string) *schedv1alpha1.ClusterScopedResource {
+		item, _, _ := informer.GetStore().GetByKey(name)
+		got, ok := item.(*schedv1alpha1.ClusterScopedResource)
+		if !ok {
+			t.Fatalf("store holds a %T for %s, want a typed ClusterScopedResource", item, name)
+		}
+		if got.Name != name || !got.Spec.ResourcesFilter["example.com/memory"] || got.ManagedFields != nil {
+			t.Fatalf("converted object %+v", got)
+		}
+		return got
 	}
-	got, ok := items[0].(*schedv1alpha1.ClusterScopedResource)
-	if !ok {
-		t.Fatalf("store holds a %T, want a typed ClusterScopedResource", items[0])
+	got := typed("n1")
+	if got != store.Get("n1") {
+		t.Error("n1 is at the Cache's resourceVersion: the dynamic informer must hold the Cache's object, not a second copy")
 	}
-	if got.Name != "n1" || !got.Spec.ResourcesFilter["example.com/memory"] || got.ManagedFields != nil {
-		t.Fatalf("converted object %+v", got)
+	if got2 := typed("n2"); got2 == store.Get("n2") || got2.ResourceVersion != "9" {
+		t.Errorf("n2 is newer than the Cache's copy: want it converted, got resourceVersion %s", got2.ResourceVersion)
 	}
 	if hinted, err := ToClusterScopedResource(cache.DeletedFinalStateUnknown{Key: "n1", Obj: got}); err != nil || hinted.Name != "n1" {
 		t.Fatalf("ToClusterScopedResource of the stored object: %v, %v", hinted, err)
