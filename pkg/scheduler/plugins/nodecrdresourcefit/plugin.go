@@ -45,6 +45,8 @@ type Plugin struct {
 	// there by the Node object they are given.
 	nodes  *crcache.NodeIndex
 	policy config.MissingCRPolicy
+	// allFit lets PreFilter skip Filter when every node fits the pod.
+	allFit allFit
 }
 
 var (
@@ -123,9 +125,15 @@ type preFilterState struct {
 
 func (s *preFilterState) Clone() fwk.StateData { return s }
 
-// PreFilter computes the set of resources the pod requests, once per scheduling cycle.
-func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	state.Write(stateKey, newState(pod))
+// PreFilter computes the set of resources the pod requests, once per scheduling cycle, and returns
+// Skip (the framework then skips this plugin's Filter for the pod) when every node of nodes, the
+// scheduler's snapshot, would pass Filter: see allFit.
+func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	s := newState(pod)
+	state.Write(stateKey, s)
+	if p.allFit.check(p.nodes, s.requested, nodes, func(node *corev1.Node) bool { return p.verdict(node, s.requested).Rejected }) {
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
 	return nil, nil
 }
 
@@ -155,8 +163,7 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 	if node == nil {
 		return fwk.NewStatus(fwk.Error, "node not found")
 	}
-	offer := p.offer(node)
-	switch v := offer.Fit(s.requested, p.policy == config.MissingCRPolicyIgnore); {
+	switch v := p.verdict(node, s.requested); {
 	case !v.Rejected:
 		return nil
 	case v.NoCR:
@@ -164,6 +171,11 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 	default:
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, MissingResourceReason(v.Missing))
 	}
+}
+
+// verdict is Filter's verdict on node for the requested resources.
+func (p *Plugin) verdict(node *corev1.Node, requested []corev1.ResourceName) constraints.CRFit {
+	return p.offer(node).Fit(requested, p.policy == config.MissingCRPolicyIgnore)
 }
 
 // MissingResourceReason is the Filter reason for a node that does not enable the resource.
