@@ -3,8 +3,9 @@
 // population of nodes (each with a ClusterScopedResource and a NodeMetric) and pods.
 //
 // Its tests print FIGURE lines: TestScale the scheduling throughput (pods/s from the first to the
-// last bind), CPU time and peak RSS of kube-scheduler's default profile next to accord-scheduler's
-// Accord profile, with their ratios, and one accord-descheduler cycle (cycle time, candidates
+// last bind), CPU time and peak RSS of kube-scheduler itself (built from the k8s.io/kubernetes
+// module accord-scheduler uses) with its default profile next to accord-scheduler's Accord profile,
+// with their ratios, and one accord-descheduler cycle (cycle time, candidates
 // simulated per second, peak RSS); TestDeschedulerEvent the event-triggered accord-descheduler's
 // latency from a ClusterScopedResource change on one node to each of its violators' eviction.
 // `make test` runs them at a small size as smoke tests (they assert that every pod was bound, that
