@@ -183,34 +183,37 @@ func (s *PodSharer) resourceList(l corev1.ResourceList) corev1.ResourceList {
 }
 
 func (s *PodSharer) tolerationList(ts []corev1.Toleration) []corev1.Toleration {
-	if len(ts) == 0 {
-		return ts
-	}
-	s.key = s.key[:0]
-	for _, t := range ts {
+	return sharedList(s, &s.tolerations, ts, func(t *corev1.Toleration) {
 		s.put(t.Key)
 		s.put(string(t.Operator))
 		s.put(t.Value)
 		s.put(string(t.Effect))
 		s.putInt64(t.TolerationSeconds)
-	}
-	return s.tolerations.share(s.key, slices.Clip(ts))
+	})
 }
 
 func (s *PodSharer) ownerReferences(refs []metav1.OwnerReference) []metav1.OwnerReference {
-	if len(refs) == 0 {
-		return refs
-	}
-	s.key = s.key[:0]
-	for _, r := range refs {
+	return sharedList(s, &s.owners, refs, func(r *metav1.OwnerReference) {
 		s.put(r.APIVersion)
 		s.put(r.Kind)
 		s.put(r.Name)
 		s.put(string(r.UID))
 		s.putBool(r.Controller)
 		s.putBool(r.BlockOwnerDeletion)
+	})
+}
+
+// sharedList returns t's copy of list, keyed by what put adds to the key for each element, clipped
+// so that an append never writes into it.
+func sharedList[T any](s *PodSharer, t *table[[]T], list []T, put func(*T)) []T {
+	if len(list) == 0 {
+		return list
 	}
-	return s.owners.share(s.key, slices.Clip(refs))
+	s.key = s.key[:0]
+	for i := range list {
+		put(&list[i])
+	}
+	return t.share(s.key, slices.Clip(list))
 }
 
 func (s *PodSharer) putInt64(v *int64) {
