@@ -161,6 +161,12 @@ func (s *PodSharer) stringMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return m
 	}
+	size := 0
+	for k, v := range m {
+		if size += len(k) + len(v); size > maxSharedKey {
+			return m // too big to key (a large annotation): left as the pod's own
+		}
+	}
 	s.key = s.key[:0]
 	for _, k := range sortedKeys(s, m) {
 		s.put(k)
