@@ -328,19 +328,13 @@ func (d *DefaultEvictor) fitsOtherNode(pod *corev1.Pod) (string, bool) {
 }
 
 // BeginCycle implements framework.CycleHook: nodeFit lists the nodes once for the cycle.
-func (d *DefaultEvictor) BeginCycle(context.Context) {
-	if d.nodes != nil {
-		d.nodes.Begin()
-	}
-}
+func (d *DefaultEvictor) BeginCycle(context.Context) { d.nodes.Begin() }
 
 // EndCycle implements framework.CycleHook: it drops the cycle's node list and the per-node totals
 // nodeFit kept during the cycle, so that nothing is held between cycles (they are rebuilt on
 // demand, and the totals are checked against the informer cache on every use either way).
 func (d *DefaultEvictor) EndCycle(context.Context) {
-	if d.nodes != nil {
-		d.nodes.End()
-	}
+	d.nodes.End()
 	if d.fitter != nil {
 		d.fitter.Reset()
 	}

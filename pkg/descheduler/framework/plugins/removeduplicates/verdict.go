@@ -17,18 +17,10 @@ var (
 )
 
 // BeginCycle implements framework.CycleHook: NodeVerdict lists the nodes once for the cycle.
-func (p *Plugin) BeginCycle(context.Context) {
-	if p.nodes != nil {
-		p.nodes.Begin()
-	}
-}
+func (p *Plugin) BeginCycle(context.Context) { p.nodes.Begin() }
 
 // EndCycle implements framework.CycleHook: it drops the cycle's node list.
-func (p *Plugin) EndCycle(context.Context) {
-	if p.nodes != nil {
-		p.nodes.End()
-	}
-}
+func (p *Plugin) EndCycle(context.Context) { p.nodes.End() }
 
 // NodeVerdict reports whether the plugin would evict pod again once it runs on node: with the pod
 // there, node would hold more pods of one of its owners than ceil(owner's pods / nodes the owner

@@ -15,7 +15,8 @@ import (
 // Inside a cycle (between Begin and End, which the plugin's CycleHook calls) List returns the nodes
 // as they were at its first call in the cycle: the same view RunCycle gives the plugins, whose node
 // list is also taken once at the start. Outside a cycle (the event-triggered controller) every List
-// reads the lister afresh. The returned slice is shared: callers must not change it.
+// reads the lister afresh. The returned slice is shared: callers must not change it. Begin and End
+// on a nil CycleNodes do nothing, so a plugin without one can call them unconditionally.
 type CycleNodes struct {
 	lister corelisters.NodeLister
 	sel    labels.Selector
@@ -35,6 +36,9 @@ func NewCycleNodes(lister corelisters.NodeLister, sel labels.Selector) *CycleNod
 
 // Begin starts a cycle: the next List reads the lister and later ones reuse its answer.
 func (c *CycleNodes) Begin() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inCycle, c.nodes = true, nil
@@ -42,6 +46,9 @@ func (c *CycleNodes) Begin() {
 
 // End ends the cycle and drops the list.
 func (c *CycleNodes) End() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inCycle, c.nodes = false, nil
