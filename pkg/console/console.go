@@ -159,6 +159,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	err := crdcheck.WaitForSync(ctx, crdcheck.SyncOptions{Timeout: s.opts.CacheSyncTimeout, What: "console", OnWaiting: s.handler.setNotReady},
 		[]crdcheck.Factory{s.kf, s.af})
 	if err == nil {
+		// The first View before /readyz says ready, so /api/state answers as soon as it does.
+		s.publish(logger)
 		s.handler.setNotReady("")
 		logger.Info("Console caches synced; the page is live")
 		err = s.publishLoop(ctx)
@@ -179,15 +181,20 @@ func (s *Server) Serve(ctx context.Context) error {
 	return err
 }
 
-// publishLoop rebuilds the View on changes (coalesced) and every refreshInterval, until ctx ends.
+// publish rebuilds the View and hands it to the subscribers.
+func (s *Server) publish(logger klog.Logger) {
+	if _, err := s.handler.hub.publish(s.handler.state.buildView(time.Now())); err != nil {
+		logger.Error(err, "Encoding the console's view")
+	}
+}
+
+// publishLoop rebuilds the View on changes (coalesced) and every refreshInterval, until ctx ends;
+// Serve published the first one.
 func (s *Server) publishLoop(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("console")
 	tick := time.NewTicker(refreshInterval)
 	defer tick.Stop()
 	for {
-		if _, err := s.handler.hub.publish(s.handler.state.buildView(time.Now())); err != nil {
-			logger.Error(err, "Encoding the console's view")
-		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -199,6 +206,7 @@ func (s *Server) publishLoop(ctx context.Context) error {
 			return nil
 		case <-time.After(minPublishInterval):
 		}
+		s.publish(logger)
 	}
 }
 
