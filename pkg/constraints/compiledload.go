@@ -74,8 +74,11 @@ type NodeLoad struct {
 	hasUpdated bool
 	// check is the answer of Check while the metric is fresh.
 	check LoadCheck
-	// shares are the weighted resources that count in the score, in the order of the weights.
+	// shares are the weighted resources that count in the score, in the order of the weights; up
+	// to len(inline) of them are kept in inline, which shares then points into, so that Score reads
+	// them without a further memory access.
 	shares []resourceShare
+	inline [2]resourceShare
 	// total is the sum of the shares' weights.
 	total int64
 }
@@ -99,6 +102,7 @@ func NewNodeLoad(l *Load, allocatable corev1.ResourceList, thresholds []Resource
 		return nil
 	}
 	n := &NodeLoad{updated: l.updated, hasUpdated: l.hasUpdated}
+	n.shares = n.inline[:0]
 	for _, t := range thresholds {
 		if t.Percent <= 0 {
 			continue
@@ -144,6 +148,14 @@ func positive(allocatable corev1.ResourceList, name corev1.ResourceName) (float6
 // Fresh is MetricFresh for the compiled metric.
 func (n *NodeLoad) Fresh(now time.Time, maxAge time.Duration) bool {
 	return n != nil && n.hasUpdated && fresh(n.updated, now, maxAge)
+}
+
+// OverThreshold reports whether the compiled usage is over one of the thresholds, whatever the
+// metric's age: Check answers Overloaded only for such a NodeLoad, and only while it is fresh. A
+// metric that expires can therefore turn an overloaded node into one that passes, never the
+// reverse.
+func (n *NodeLoad) OverThreshold() bool {
+	return n != nil && n.check.Overloaded
 }
 
 // Check reports whether the node is over the thresholds NewNodeLoad was given; a missing or expired

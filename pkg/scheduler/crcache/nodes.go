@@ -23,15 +23,16 @@ import (
 // Filter and Score run once per (pod, node); at thousands of nodes, finding a node's data by its
 // name (hashing and comparing names in a map far larger than the CPU's cache) cost more than the
 // plugins' checks. The scheduler's snapshot shares Node objects with its informer, so Lookup finds
-// a node by its Node object: a pointer-keyed map, copied and republished by the informer's event
-// handler when a Node object is added, replaced or removed (never on the scheduling path). Each
-// node has one cell for its life; a change of its CR or NodeMetric publishes new data in the cell
-// and leaves the maps alone. A read takes no lock: two atomic loads and a map lookup.
+// a node by its Node object: a pointer-keyed map whose values are the node's data itself, copied and
+// republished, one shard at a time, by the informers' event handlers when a node's Node, CR or
+// NodeMetric changes (never on the scheduling path). A read takes no lock: an atomic load and a map
+// lookup, and then each memory access a plugin makes costs (at 5000 nodes, each one is likely a
+// cache miss, which is most of what Score costs): the data, and what it holds inline.
 type NodeIndex struct {
 	// mu serialises writers; readers never take it. The maps' byName holds every node the index
 	// knows (a Node, a CR or a NodeMetric); writers read it too.
 	mu       sync.Mutex
-	derivers []func(*NodeData) any
+	derivers []*deriver
 	maps     atomic.Pointer[nodeMaps]
 	// watched records the stores already followed, so a store is watched once.
 	watched map[any]bool
@@ -44,8 +45,8 @@ type NodeIndex struct {
 // event copies one shard (at 5000 nodes, some 80 entries) rather than a map of every node: the
 // informer's first list, one add per node, then costs O(nodes²/shards) instead of O(nodes²).
 type nodeMaps struct {
-	byNode [shards]map[*corev1.Node]*nodeCell
-	byName [shards]map[string]*nodeCell
+	byNode [shards]map[*corev1.Node]*NodeData
+	byName [shards]map[string]*NodeData
 }
 
 const shardBits = 6
@@ -62,10 +63,6 @@ func (x *NodeIndex) nameShard(name string) int {
 	return int(maphash.String(x.seed, name) >> (64 - shardBits))
 }
 
-type nodeCell struct {
-	data atomic.Pointer[NodeData]
-}
-
 // NodeData is what the index knows about one node at one moment. It is never modified once
 // published: a change publishes a new NodeData.
 type NodeData struct {
@@ -77,12 +74,38 @@ type NodeData struct {
 	// Metric is the node's NodeMetric and Load its compiled form (nil: none).
 	Metric *slov1alpha1.NodeMetric
 	Load   *constraints.Load
-	// derived holds, by DerivedKey, what each Derive function made of the fields above.
+	// derived holds, by DerivedKey, what each Derive function made of the fields above; the first
+	// ones in inline, which it then points into.
 	derived []any
+	inline  [inlineDerived]any
 }
+
+// inlineDerived is how many derived values NodeData holds inline: one per Accord plugin that
+// derives (LoadAware) in a profile or two.
+const inlineDerived = 2
 
 // DerivedKey names a value registered with Derive.
 type DerivedKey int
+
+// deriver is a function registered with Derive and, for DeriveCounting, what it counts.
+type deriver struct {
+	fn func(*NodeData) any
+	// counts reports whether a derived value counts (nil: nothing is counted); count is the number
+	// of nodes whose published value counts, or more while a change is being published.
+	counts func(any) bool
+	count  NodeCount
+}
+
+// NodeCount is a number of nodes the index keeps (DeriveCounting).
+type NodeCount struct{ n atomic.Int64 }
+
+// Load returns the number.
+func (c *NodeCount) Load() int64 { return c.n.Load() }
+
+// counted reports whether the deriver counts the value at position i of derived.
+func (dv *deriver) counted(derived []any, i int) bool {
+	return dv.counts != nil && i < len(derived) && dv.counts(derived[i])
+}
 
 // Derived returns the value the Derive function registered under k made of d (nil for a nil d).
 func (d *NodeData) Derived(k DerivedKey) any {
@@ -98,8 +121,8 @@ func NewNodeIndex() *NodeIndex {
 	x := &NodeIndex{watched: map[any]bool{}, seed: maphash.MakeSeed()}
 	m := &nodeMaps{}
 	for i := range shards {
-		m.byNode[i] = map[*corev1.Node]*nodeCell{}
-		m.byName[i] = map[string]*nodeCell{}
+		m.byNode[i] = map[*corev1.Node]*NodeData{}
+		m.byName[i] = map[string]*NodeData{}
 	}
 	x.maps.Store(m)
 	return x
@@ -110,21 +133,15 @@ func NewNodeIndex() *NodeIndex {
 // knows nothing about the node.
 func (x *NodeIndex) Lookup(node *corev1.Node) *NodeData {
 	m := x.maps.Load()
-	c, ok := m.byNode[nodeShard(node)][node]
-	if !ok {
-		if c = m.byName[x.nameShard(node.Name)][node.Name]; c == nil {
-			return nil
-		}
+	if d, ok := m.byNode[nodeShard(node)][node]; ok {
+		return d
 	}
-	return c.data.Load()
+	return m.byName[x.nameShard(node.Name)][node.Name]
 }
 
 // Get returns what the index knows about the node named name (nil: nothing).
 func (x *NodeIndex) Get(name string) *NodeData {
-	if c := x.maps.Load().byName[x.nameShard(name)][name]; c != nil {
-		return c.data.Load()
-	}
-	return nil
+	return x.maps.Load().byName[x.nameShard(name)][name]
 }
 
 // Derive registers fn, which the index calls with each node's data whenever it changes (with the
@@ -134,15 +151,27 @@ func (x *NodeIndex) Get(name string) *NodeData {
 // thresholds and weights), prepared once per change instead of once per pod. Every node's data
 // holds fn's result when Derive returns.
 func (x *NodeIndex) Derive(fn func(*NodeData) any) DerivedKey {
+	k, _ := x.DeriveCounting(fn, nil)
+	return k
+}
+
+// DeriveCounting is Derive, and also keeps the number of nodes whose derived value counts (a pure
+// function of that value) reports true; the returned NodeCount reads it without a lock. The number
+// is raised before a node's counted value is published and lowered after it has been replaced, so at
+// any moment it is at least the number of nodes whose published value counts: a reader that reads
+// zero knows that no node's data, as Lookup and Get returned it at that moment, counts. LoadAware
+// counts the nodes over a threshold, and skips its Filter while there are none.
+func (x *NodeIndex) DeriveCounting(fn func(*NodeData) any, counts func(any) bool) (DerivedKey, *NodeCount) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.derivers = append(x.derivers, fn)
+	dv := &deriver{fn: fn, counts: counts}
+	x.derivers = append(x.derivers, dv)
 	for _, shard := range x.maps.Load().byName {
 		for name := range shard {
 			x.update(name, func(*NodeData) {})
 		}
 	}
-	return DerivedKey(len(x.derivers) - 1)
+	return DerivedKey(len(x.derivers) - 1), &dv.count
 }
 
 // WatchOffers makes the index follow s, a ClusterScopedResource store whose objects carry their
@@ -229,46 +258,57 @@ func (x *NodeIndex) set(name string, change func(*NodeData)) {
 	x.update(name, change)
 }
 
-// update publishes the node's data with change applied and every Derive function's result; the
-// caller holds mu. The maps are republished only when the node's Node object changed or the node
-// came or went.
+// update publishes the node's data with change applied and every Derive function's result, in the
+// shards of the maps that hold the node; the caller holds mu.
 func (x *NodeIndex) update(name string, change func(*NodeData)) {
-	c := x.maps.Load().byName[x.nameShard(name)][name]
-	var old NodeData
-	if c != nil {
-		old = *c.data.Load()
+	old := x.maps.Load().byName[x.nameShard(name)][name]
+	d := &NodeData{}
+	var oldNode *corev1.Node
+	var oldDerived []any
+	if old != nil {
+		*d = *old
+		d.derived, d.inline = nil, [inlineDerived]any{} // derived again below
+		oldNode, oldDerived = old.Node, old.derived
 	}
-	d := old
-	change(&d)
+	change(d)
 	if d.Node == nil && d.CR == nil && d.Metric == nil {
-		if c != nil {
-			c.data.Store(&d) // a reader of the maps before the next ones sees the node gone
+		if old != nil {
 			x.republish(func(e *mapEdit) {
 				e.setName(name, nil)
-				e.setNode(old.Node, nil)
+				e.setNode(oldNode, nil)
 			})
+			x.uncount(oldDerived, nil)
 		}
 		return
 	}
-	d.derived = make([]any, len(x.derivers))
-	for i, fn := range x.derivers {
-		d.derived[i] = fn(&d)
+	if len(x.derivers) <= inlineDerived {
+		d.derived = d.inline[:len(x.derivers)]
+	} else {
+		d.derived = make([]any, len(x.derivers))
 	}
-	if c == nil {
-		c = &nodeCell{}
-		c.data.Store(&d)
-		x.republish(func(e *mapEdit) {
-			e.setName(name, c)
-			e.setNode(d.Node, c)
-		})
-		return
+	for i, dv := range x.derivers {
+		d.derived[i] = dv.fn(d)
+		if dv.counted(d.derived, i) && !dv.counted(oldDerived, i) {
+			dv.count.n.Add(1)
+		}
 	}
-	c.data.Store(&d)
-	if d.Node != old.Node {
-		x.republish(func(e *mapEdit) {
-			e.setNode(old.Node, nil)
-			e.setNode(d.Node, c)
-		})
+	x.republish(func(e *mapEdit) {
+		e.setName(name, d)
+		if oldNode != d.Node {
+			e.setNode(oldNode, nil)
+		}
+		e.setNode(d.Node, d)
+	})
+	x.uncount(oldDerived, d.derived)
+}
+
+// uncount lowers the counts of the values of old that counted and no longer do in next, once next
+// is published; the caller holds mu.
+func (x *NodeIndex) uncount(old, next []any) {
+	for i, dv := range x.derivers {
+		if dv.counted(old, i) && !dv.counted(next, i) {
+			dv.count.n.Add(-1)
+		}
 	}
 }
 
@@ -286,28 +326,28 @@ type mapEdit struct {
 	nodeCopied, nameCopied uint64
 }
 
-// setNode maps n to c (nil: removes n); a nil n is ignored.
-func (e *mapEdit) setNode(n *corev1.Node, c *nodeCell) {
+// setNode maps n to d (nil: removes n); a nil n is ignored.
+func (e *mapEdit) setNode(n *corev1.Node, d *NodeData) {
 	if n != nil {
-		setInShard(&e.m.byNode, &e.nodeCopied, nodeShard(n), n, c)
+		setInShard(&e.m.byNode, &e.nodeCopied, nodeShard(n), n, d)
 	}
 }
 
-// setName maps name to c (nil: removes name).
-func (e *mapEdit) setName(name string, c *nodeCell) {
-	setInShard(&e.m.byName, &e.nameCopied, e.x.nameShard(name), name, c)
+// setName maps name to d (nil: removes name).
+func (e *mapEdit) setName(name string, d *NodeData) {
+	setInShard(&e.m.byName, &e.nameCopied, e.x.nameShard(name), name, d)
 }
 
-// setInShard maps k to c (nil: removes k) in shard i of m, first copying the shard unless copied
+// setInShard maps k to d (nil: removes k) in shard i of m, first copying the shard unless copied
 // says it was.
-func setInShard[K comparable](m *[shards]map[K]*nodeCell, copied *uint64, i int, k K, c *nodeCell) {
+func setInShard[K comparable](m *[shards]map[K]*NodeData, copied *uint64, i int, k K, d *NodeData) {
 	if *copied&(1<<i) == 0 {
 		m[i] = maps.Clone(m[i])
 		*copied |= 1 << i
 	}
-	if c == nil {
+	if d == nil {
 		delete(m[i], k)
 	} else {
-		m[i][k] = c
+		m[i][k] = d
 	}
 }

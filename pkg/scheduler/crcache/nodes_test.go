@@ -3,6 +3,7 @@ package crcache
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -23,8 +24,8 @@ func nodeObj(name string) *corev1.Node {
 }
 
 // byNode and byName read the published maps' shards.
-func (x *NodeIndex) byNode(n *corev1.Node) *nodeCell { return x.maps.Load().byNode[nodeShard(n)][n] }
-func (x *NodeIndex) byName(name string) *nodeCell {
+func (x *NodeIndex) byNode(n *corev1.Node) *NodeData { return x.maps.Load().byNode[nodeShard(n)][n] }
+func (x *NodeIndex) byName(name string) *NodeData {
 	return x.maps.Load().byName[x.nameShard(name)][name]
 }
 
@@ -38,12 +39,26 @@ func (x *NodeIndex) sizes() (nodes, names int) {
 	return nodes, names
 }
 
+// shardsCopied counts the shards of b that are not those of a.
+func shardsCopied(a, b *nodeMaps) int {
+	n := 0
+	for i := range shards {
+		if reflect.ValueOf(a.byNode[i]).UnsafePointer() != reflect.ValueOf(b.byNode[i]).UnsafePointer() {
+			n++
+		}
+		if reflect.ValueOf(a.byName[i]).UnsafePointer() != reflect.ValueOf(b.byName[i]).UnsafePointer() {
+			n++
+		}
+	}
+	return n
+}
+
 func metricObj(name, rv string) *slov1alpha1.NodeMetric {
 	return &slov1alpha1.NodeMetric{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv}}
 }
 
 // The index answers by Node object and by name, follows both stores and the Node informer, and
-// republishes its maps only when a Node object or the set of nodes changes.
+// republishes only the shards that hold the node that changed.
 func TestNodeIndexFollowsStoresAndNodes(t *testing.T) {
 	offers := NewOfferStore(csr("n1", "example.com/memory"))
 	loads := NewLoadStore()
@@ -62,14 +77,13 @@ func TestNodeIndexFollowsStoresAndNodes(t *testing.T) {
 	maps := x.maps.Load()
 	loads.Put(metricObj("n1", "1"))
 	offers.Put(csr("n1"))
-	if x.maps.Load() != maps {
-		t.Error("a CR or NodeMetric change of a known node republished the maps; it should only swap the node's data")
+	if copied := shardsCopied(maps, x.maps.Load()); copied != 2 {
+		t.Errorf("a CR and a NodeMetric change of n1 copied %d shards; want n1's two (by Node, by name)", copied)
 	}
 	if d := x.Lookup(n1); d.Metric == nil || d.Load == nil || d.Offer == nil || len(d.CR.Spec.ResourcesFilter) != 0 {
 		t.Fatalf("after the metric and the CR changed: %+v", d)
 	}
 
-	cell := x.byName("n1")
 	n1b := n1.DeepCopy()
 	h.OnUpdate(n1, n1b)
 	if nodes, _ := x.sizes(); x.byNode(n1) != nil || x.byNode(n1b) == nil || nodes != 1 {
@@ -78,8 +92,8 @@ func TestNodeIndexFollowsStoresAndNodes(t *testing.T) {
 	if d := x.Lookup(n1); d == nil || d.Node != n1b {
 		t.Fatalf("a snapshot still holding the old Node object: %+v, want the node's data by name", d)
 	}
-	if x.byName("n1") != cell {
-		t.Error("the node's cell changed with its Node object; a cell lives as long as the node")
+	if x.byName("n1") != x.byNode(n1b) {
+		t.Error("n1's data by name and by its new Node object differ")
 	}
 
 	h.OnAdd(nodeObj("n2"), true)
@@ -131,6 +145,57 @@ func TestNodeIndexDerive(t *testing.T) {
 	}
 	if got := (*NodeData)(nil).Derived(k); got != nil {
 		t.Errorf("nil data = %v, want nil", got)
+	}
+}
+
+// DeriveCounting counts the nodes whose derived value counts: nodes known before the registration,
+// values that start and stop counting, and nodes that leave the index.
+func TestNodeIndexDeriveCounting(t *testing.T) {
+	loads := NewLoadStore(metricObj("n1", "hot"), metricObj("n2", "cold"))
+	x := NewNodeIndex().WatchLoads(loads)
+	h := x.NodeHandler()
+	hot := func(d *NodeData) any { return d.Metric != nil && d.Metric.ResourceVersion == "hot" && d.Node != nil }
+	counts := func(v any) bool { return v == true }
+	h.OnAdd(nodeObj("n1"), true)
+	k, n := x.DeriveCounting(hot, counts)
+	step := func(what string, want int64) {
+		t.Helper()
+		if got := n.Load(); got != want {
+			t.Fatalf("%s: count = %d, want %d", what, got, want)
+		}
+		var published int64
+		for _, name := range []string{"n1", "n2", "n3"} {
+			if x.Get(name).Derived(k) == true {
+				published++
+			}
+		}
+		if published != want {
+			t.Fatalf("%s: %d nodes' published values count, the count says %d", what, published, want)
+		}
+	}
+	step("registered with n1 hot and n2 without its Node", 1)
+	h.OnAdd(nodeObj("n2"), true)
+	step("n2's Node added, its metric cold", 1)
+	loads.Put(metricObj("n2", "hot"))
+	step("n2 hot", 2)
+	loads.Put(metricObj("n2", "hot"))
+	step("n2 hot again", 2)
+	loads.Put(metricObj("n3", "hot"))
+	step("n3's metric, no Node", 2)
+	loads.Put(metricObj("n1", "cold"))
+	step("n1 cold", 1)
+	h.OnDelete(nodeObj("n2"))
+	step("n2's Node deleted", 0)
+	h.OnAdd(nodeObj("n2"), true)
+	step("n2's Node back", 1)
+	h.OnDelete(nodeObj("n2"))
+	loads.Remove("n2")
+	step("n2 gone from the index", 0)
+	if x.Get("n2") != nil {
+		t.Fatal("n2 is still in the index")
+	}
+	if _, plain := x.DeriveCounting(hot, nil); plain.Load() != 0 {
+		t.Errorf("a deriver without a count function counts %d", plain.Load())
 	}
 }
 

@@ -44,13 +44,17 @@ const reasonOverThreshold = "node(s) are over their %s usage threshold"
 type Plugin struct {
 	// nodes is the scheduler's crcache.NodeIndex: Filter and Score find each node's NodeMetric
 	// there by the Node object they are given, with what this plugin compiled from it (compiled).
-	nodes      *crcache.NodeIndex
-	compiled   crcache.DerivedKey
-	lister     corelisters.NodeLister
-	thresholds []constraints.ResourceThreshold
-	weights    []constraints.ResourceWeight
-	maxAge     time.Duration
-	clock      clock.PassiveClock
+	nodes    *crcache.NodeIndex
+	compiled crcache.DerivedKey
+	// overThreshold counts the nodes whose compiled NodeLoad is over a threshold, whatever the
+	// metric's age, and the nodes with a NodeMetric whose Node the index has not received yet: while
+	// it is zero, Filter passes every node and PreFilter skips it.
+	overThreshold *crcache.NodeCount
+	lister        corelisters.NodeLister
+	thresholds    []constraints.ResourceThreshold
+	weights       []constraints.ResourceWeight
+	maxAge        time.Duration
+	clock         clock.PassiveClock
 }
 
 var (
@@ -102,14 +106,28 @@ func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelister
 	slices.SortFunc(p.weights, func(a, b constraints.ResourceWeight) int { return strings.Compare(string(a.Name), string(b.Name)) })
 	// Compiled once per change of a node's NodeMetric or Node, with this plugin's thresholds and
 	// weights, rather than once per pod. It answers only for that very Node object (see nodeLoad).
-	p.compiled = nodes.Derive(func(d *crcache.NodeData) any {
-		if d.Load == nil || d.Node == nil {
+	p.compiled, p.overThreshold = nodes.DeriveCounting(func(d *crcache.NodeData) any {
+		switch {
+		case d.Load == nil:
 			return nil
+		case d.Node == nil:
+			return nodeAwaited{}
 		}
 		return constraints.NewNodeLoad(d.Load, d.Node.Status.Allocatable, p.thresholds, p.weights)
+	}, func(v any) bool {
+		if _, awaited := v.(nodeAwaited); awaited {
+			return true
+		}
+		nl, _ := v.(*constraints.NodeLoad)
+		return nl.OverThreshold()
 	})
 	return p
 }
+
+// nodeAwaited is what the plugin derives for a node with a NodeMetric but no Node in the index yet:
+// the metric cannot be judged without the node's allocatable, so it counts as over a threshold
+// (NodeMetrics are owned by their Node, so one outliving its Node is removed with it).
+type nodeAwaited struct{}
 
 // metric returns the NodeMetric of the node named name (nil: none).
 func (p *Plugin) metric(name string) *slov1alpha1.NodeMetric {
@@ -182,9 +200,20 @@ func (p *Plugin) podRequests(pod *corev1.Pod) corev1.ResourceList {
 	return out
 }
 
-// PreFilter computes the pod's requests and fixes the cycle's reference time.
+// PreFilter computes the pod's requests and fixes the cycle's reference time. It returns Skip (the
+// framework then skips this plugin's Filter for the pod) while no node's NodeMetric is over a
+// threshold: Filter rejects only such nodes. The count of those nodes is kept by the NodeIndex as
+// metrics and Nodes change (a node whose metric the index has but not its Node counts as over), so
+// the answer costs one atomic load; a metric that expires only turns a rejection into a pass, so
+// expiry never makes the answer wrong. It answers for the Node objects the index holds, which
+// follows the scheduler's Node informer: for the moment between the scheduler's cache and the index
+// receiving an update of a Node whose allocatable shrank, Filter would judge the cache's Node and
+// the skip the index's.
 func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	state.Write(stateKey, p.newState(pod))
+	if p.overThreshold.Load() == 0 {
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
 	return nil, nil
 }
 

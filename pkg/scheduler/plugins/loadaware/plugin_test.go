@@ -254,8 +254,9 @@ func TestViewsAgreeWithConstraints(t *testing.T) {
 			t.Errorf("%s: compiled view used = %v, want %v", step, !compiled, compiled)
 		}
 		state := framework.NewCycleState()
-		if _, s := p.PreFilter(ctx, state, pod, nil); !s.IsSuccess() {
-			t.Fatal(s)
+		_, pre := p.PreFilter(ctx, state, pod, nil)
+		if !pre.IsSuccess() && !pre.IsSkip() {
+			t.Fatal(pre)
 		}
 		ni := framework.NewNodeInfo()
 		ni.SetNode(n)
@@ -264,6 +265,9 @@ func TestViewsAgreeWithConstraints(t *testing.T) {
 		s := p.Filter(ctx, state, pod, ni)
 		if s.IsSuccess() == want.Overloaded || (want.Overloaded && s.Message() != OverThresholdReason(want.Resource)) {
 			t.Errorf("%s: Filter = %v, CheckLoad = %+v", step, s, want)
+		}
+		if pre.IsSkip() && !s.IsSuccess() && compiled {
+			t.Errorf("%s: PreFilter skipped Filter, which rejects the node the index holds: %v", step, s)
 		}
 		reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 		wantScore := constraints.LoadScore(m, n.Status.Allocatable, reqs, p.weights, clk.Now(), p.maxAge)
@@ -302,4 +306,66 @@ func TestViewsAgreeWithConstraints(t *testing.T) {
 	if index.Get("n1") != nil {
 		t.Error("the index kept a node after both its Node and its metric were deleted")
 	}
+}
+
+// TestPreFilterSkipsFilterWhileNoNodeIsOverThreshold: PreFilter returns Skip exactly while no node
+// of the index is over a threshold (whatever its metric's age) or awaits its Node, and whenever it
+// does, Filter passes every node the index holds.
+func TestPreFilterSkipsFilterWhileNoNodeIsOverThreshold(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(now)
+	store := crcache.NewLoadStore()
+	index := crcache.NewNodeIndex().WatchLoads(store)
+	p := New(args80(), index, nodeLister(t), clk)
+	h := index.NodeHandler()
+	pod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{"cpu": "400m"}).Obj()
+	ctx := context.Background()
+	nodes := map[string]*corev1.Node{}
+
+	expect := func(step string, wantSkip bool) {
+		t.Helper()
+		state := framework.NewCycleState()
+		_, pre := p.PreFilter(ctx, state, pod, nil)
+		if pre.IsSkip() != wantSkip || (!pre.IsSkip() && !pre.IsSuccess()) {
+			t.Fatalf("%s: PreFilter = %v, want skip %v", step, pre, wantSkip)
+		}
+		for name, n := range nodes {
+			ni := framework.NewNodeInfo()
+			ni.SetNode(n)
+			if s := p.Filter(ctx, state, pod, ni); wantSkip && !s.IsSuccess() {
+				t.Errorf("%s: PreFilter skipped Filter, which rejects %s: %v", step, name, s)
+			}
+		}
+	}
+	addNode := func(n *corev1.Node) {
+		if old := nodes[n.Name]; old != nil {
+			h.OnUpdate(old, n)
+		} else {
+			h.OnAdd(n, true)
+		}
+		nodes[n.Name] = n
+	}
+
+	expect("no metrics, no nodes", true)
+	store.Put(nm("n1", "1", now, "1", "1Gi"))
+	store.Put(nm("n2", "1", now, "2", "1Gi"))
+	expect("metrics whose Nodes the index has not received", false)
+	addNode(node("n1"))
+	addNode(node("n2"))
+	expect("both nodes under their thresholds", true)
+	store.Put(nm("n2", "2", now, "3900m", "1Gi"))
+	expect("n2 over its cpu threshold", false)
+	clk.SetTime(now.Add(2 * time.Minute))
+	expect("n2's metric expired: Filter passes it, the skip waits for a new metric", false)
+	store.Put(nm("n2", "3", clk.Now(), "1", "1Gi"))
+	expect("n2 back under", true)
+	addNode(st.MakeNode().Name("n1").Capacity(map[corev1.ResourceName]string{"cpu": "1", "memory": "16Gi"}).Obj())
+	expect("n1's allocatable shrank under its usage", false)
+	addNode(node("n1"))
+	expect("n1's allocatable restored", true)
+	h.OnDelete(nodes["n1"])
+	delete(nodes, "n1")
+	expect("n1's Node deleted, its metric left", false)
+	store.Remove("n1")
+	expect("n1 gone", true)
 }

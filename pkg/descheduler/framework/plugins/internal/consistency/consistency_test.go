@@ -173,12 +173,16 @@ func TestLowNodeLoadAgreesWithLoadAwareFilter(t *testing.T) {
 			NodeMetricExpirationSeconds: s.expiry}, crcache.NewNodeIndex().WatchLoads(store), nil, testingclock.NewFakePassiveClock(now))
 		state := schedframework.NewCycleState()
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
-		if _, st := filter.PreFilter(context.Background(), state, pod, nil); !st.IsSuccess() {
-			t.Fatalf("PreFilter: %v", st)
+		_, pre := filter.PreFilter(context.Background(), state, pod, nil)
+		if !pre.IsSuccess() && !pre.IsSkip() {
+			t.Fatalf("PreFilter: %v", pre)
 		}
 		ni := schedframework.NewNodeInfo()
 		ni.SetNode(s.node)
 		rejects := !filter.Filter(context.Background(), state, pod, ni).IsSuccess()
+		if pre.IsSkip() && rejects {
+			t.Fatalf("PreFilter skipped a Filter that rejects the node: metric %+v", s.metric)
+		}
 		seen[rejects]++
 		if rejects != hot {
 			t.Logf("LoadAware rejects=%v, LowNodeLoad hot=%v: thresholds %v, expiry %d, alloc %v, metric %+v", rejects, hot, s.thresholds, s.expiry, s.node.Status.Allocatable, s.metric)
