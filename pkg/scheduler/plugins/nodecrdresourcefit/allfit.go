@@ -14,12 +14,18 @@ import (
 // maxAllFit bounds the sets of requested resources allFit remembers; a full memo starts again.
 const maxAllFit = 256
 
-// allFit remembers, for each set of requested resources, whether every node of the scheduler's
-// snapshot passes Filter for it. When one does, PreFilter returns Skip and the framework skips this
-// plugin's Filter for the pod: in the usual cluster, where every node's CR enables what pods ask
-// for, that is one Filter call fewer per (pod, node), the same verdicts.
+// allFit remembers, for each set of requested resources, two answers about the nodes of the
+// scheduler's snapshot:
+//   - whether every node passes Filter. When one does, PreFilter returns Skip and the framework
+//     skips this plugin's Filter for the pod: in the usual cluster, where every node's CR enables
+//     what pods ask for, that is one Filter call fewer per (pod, node), the same verdicts.
+//   - whether every node gets the same Score. When they do, PreScore returns Skip and the framework
+//     skips this plugin's Score: the same number added to every feasible node's total changes
+//     neither the order of the nodes nor their ties, so the scheduler picks among the same nodes.
+//     Only the totals it reports are lower by that number, as for kube-scheduler's own plugins that
+//     skip (PodTopologySpread without constraints).
 //
-// An answer holds while neither input of Filter changes: the Offers (the NodeIndex's
+// An answer holds while neither input of Filter and Score changes: the Offers (the NodeIndex's
 // OffersGeneration) and the snapshot's set of nodes. kube-scheduler's snapshot makes a new node list
 // whenever a node comes or goes and otherwise updates the NodeInfos in place; an answer is kept with
 // the list it was computed for (which keeps that list's array alive, so its address cannot be
@@ -33,14 +39,21 @@ type allFit struct {
 type allFitEntry struct {
 	nodes []fwk.NodeInfo
 	gen   uint64
-	fits  bool
+	snapshotAnswer
 }
 
-// check reports whether no node of nodes is rejected for requested, asking rejects (Filter's own
-// verdict) about each node when the answer is not known for the index's current Offers and nodes.
-func (a *allFit) check(index *crcache.NodeIndex, requested []corev1.ResourceName, nodes []fwk.NodeInfo, rejects func(*corev1.Node) bool) bool {
+// snapshotAnswer is what allFit knows of every node of a snapshot for one set of requested
+// resources.
+type snapshotAnswer struct {
+	// fits: no node is rejected. sameScore: every node has the same score.
+	fits, sameScore bool
+}
+
+// check answers for requested about every node of nodes, asking judge (Filter's verdict and Score's
+// score) about each node when the answer is not known for the index's current Offers and nodes.
+func (a *allFit) check(index *crcache.NodeIndex, requested []corev1.ResourceName, nodes []fwk.NodeInfo, judge func(*corev1.Node) (rejected bool, score int64)) snapshotAnswer {
 	if len(nodes) == 0 {
-		return false
+		return snapshotAnswer{}
 	}
 	gen := index.OffersGeneration()
 	a.mu.Lock()
@@ -53,12 +66,23 @@ func (a *allFit) check(index *crcache.NodeIndex, requested []corev1.ResourceName
 	e, ok := a.entries[key]
 	a.mu.Unlock()
 	if ok && e.gen == gen && len(e.nodes) == len(nodes) && unsafe.SliceData(e.nodes) == unsafe.SliceData(nodes) {
-		return e.fits
+		return e.snapshotAnswer
 	}
-	fits := true
-	for _, ni := range nodes {
-		if node := ni.Node(); node == nil || rejects(node) {
-			fits = false
+	ans := snapshotAnswer{fits: true, sameScore: true}
+	var first int64
+	for i, ni := range nodes {
+		node := ni.Node()
+		if node == nil {
+			ans = snapshotAnswer{}
+			break
+		}
+		rejected, score := judge(node)
+		if i == 0 {
+			first = score
+		}
+		ans.fits = ans.fits && !rejected
+		ans.sameScore = ans.sameScore && score == first
+		if !ans.fits && !ans.sameScore {
 			break
 		}
 	}
@@ -66,7 +90,7 @@ func (a *allFit) check(index *crcache.NodeIndex, requested []corev1.ResourceName
 	if a.entries == nil || len(a.entries) >= maxAllFit {
 		a.entries = map[string]allFitEntry{}
 	}
-	a.entries[key] = allFitEntry{nodes: nodes, gen: gen, fits: fits}
+	a.entries[key] = allFitEntry{nodes: nodes, gen: gen, snapshotAnswer: ans}
 	a.mu.Unlock()
-	return fits
+	return ans
 }

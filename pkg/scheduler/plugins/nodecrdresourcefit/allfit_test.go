@@ -14,13 +14,15 @@ import (
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 )
 
-// PreFilter returns Skip exactly when Filter would pass every node of the snapshot, and its memory
-// of that answer follows CR changes and a new node list.
+// PreFilter returns Skip exactly when Filter would pass every node of the snapshot, PreScore exactly
+// when Score gives every node of it the same score, and their memory of those answers follows CR
+// changes and a new node list.
 func TestPreFilterSkipsFilterWhenEveryNodeFits(t *testing.T) {
 	ctx := context.Background()
-	enables := func(node, rv string, on bool) *schedv1alpha1.ClusterScopedResource {
-		return cr(node, rv, map[corev1.ResourceName]bool{exMem: on}, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: 50})
+	scored := func(node, rv string, on bool, score schedv1alpha1.ResourceScore) *schedv1alpha1.ClusterScopedResource {
+		return cr(node, rv, map[corev1.ResourceName]bool{exMem: on}, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: score})
 	}
+	enables := func(node, rv string, on bool) *schedv1alpha1.ClusterScopedResource { return scored(node, rv, on, 50) }
 	store := crcache.NewOfferStore(enables("n1", "1", true), enables("n2", "1", true))
 	index := crcache.NewNodeIndex().WatchOffers(store)
 	infos := func(names ...string) []fwk.NodeInfo {
@@ -58,6 +60,20 @@ func TestPreFilterSkipsFilterWhenEveryNodeFits(t *testing.T) {
 				if len(nodes) > 0 && rejected == skip {
 					t.Fatalf("%s: PreFilter skip=%v but Filter rejected a node: %v", step, skip, rejected)
 				}
+				// PreScore's Skip must mean that Score gives every node the same score.
+				skipScore := p.PreScore(ctx, state, pod, nodes)
+				if !skipScore.IsSkip() && !skipScore.IsSuccess() {
+					t.Fatalf("%s: PreScore = %v", step, skipScore)
+				}
+				same := len(nodes) > 0
+				for _, ni := range nodes {
+					a, _ := p.Score(ctx, state, pod, ni)
+					b, _ := p.Score(ctx, state, pod, nodes[0])
+					same = same && a == b
+				}
+				if skipScore.IsSkip() != same {
+					t.Fatalf("%s: PreScore skip=%v, every node scores alike: %v", step, skipScore.IsSkip(), same)
+				}
 			}
 			nodes := infos("n1", "n2")
 			check("every CR enables the resource", memPod, nodes, true)
@@ -68,6 +84,10 @@ func TestPreFilterSkipsFilterWhenEveryNodeFits(t *testing.T) {
 			check("n1's CR no longer enables it", memPod, nodes, false)
 			store.Put(enables("n1", "3", true))
 			check("n1's CR enables it again", memPod, nodes, true)
+			store.Put(scored("n1", "4", true, 90))
+			check("n1 scores higher (Score runs)", memPod, nodes, true)
+			store.Put(scored("n1", "5", true, 50))
+			check("n1 scores as n2 again (Score skipped)", memPod, nodes, true)
 
 			withNew := infos("n1", "n2", "n3") // the snapshot's new list: n3 has no CR
 			check("a node without a CR joined", memPod, withNew, tc.skipsWithCRLessNode)

@@ -45,13 +45,15 @@ type Plugin struct {
 	// there by the Node object they are given.
 	nodes  *crcache.NodeIndex
 	policy config.MissingCRPolicy
-	// allFit lets PreFilter skip Filter when every node fits the pod.
+	// allFit lets PreFilter skip Filter when every node fits the pod, and PreScore skip Score when
+	// every node scores alike.
 	allFit allFit
 }
 
 var (
 	_ fwk.PreFilterPlugin   = (*Plugin)(nil)
 	_ fwk.FilterPlugin      = (*Plugin)(nil)
+	_ fwk.PreScorePlugin    = (*Plugin)(nil)
 	_ fwk.ScorePlugin       = (*Plugin)(nil)
 	_ fwk.EnqueueExtensions = (*Plugin)(nil)
 	_ fwk.SignPlugin        = (*Plugin)(nil)
@@ -121,17 +123,24 @@ func (p *Plugin) Name() string { return Name }
 // so Clone can share it.
 type preFilterState struct {
 	requested []corev1.ResourceName
+	// sameScore: PreFilter found that every node of the snapshot scores alike for requested.
+	sameScore bool
 }
 
 func (s *preFilterState) Clone() fwk.StateData { return s }
 
 // PreFilter computes the set of resources the pod requests, once per scheduling cycle, and returns
 // Skip (the framework then skips this plugin's Filter for the pod) when every node of nodes, the
-// scheduler's snapshot, would pass Filter: see allFit.
+// scheduler's snapshot, would pass Filter. It also notes whether every node scores alike, for
+// PreScore. See allFit.
 func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	s := newState(pod)
+	ans := p.allFit.check(p.nodes, s.requested, nodes, func(node *corev1.Node) (bool, int64) {
+		return p.verdict(node, s.requested).Rejected, p.score(node, s.requested)
+	})
+	s.sameScore = ans.sameScore
 	state.Write(stateKey, s)
-	if p.allFit.check(p.nodes, s.requested, nodes, func(node *corev1.Node) bool { return p.verdict(node, s.requested).Rejected }) {
+	if ans.fits {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	return nil, nil
@@ -183,6 +192,21 @@ func MissingResourceReason(name corev1.ResourceName) string {
 	return fmt.Sprintf(reasonMissingResource, name)
 }
 
+// PreScore returns Skip (the framework then skips this plugin's Score for the pod) when PreFilter
+// found that every node of the snapshot scores alike: adding the same number to every node's total
+// would change nothing the scheduler decides. Without PreFilter (a profile enabling the plugin at
+// score only) it never skips.
+func (p *Plugin) PreScore(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) *fwk.Status {
+	s, st := stateFrom(state, pod)
+	if st != nil {
+		return st
+	}
+	if s.sameScore {
+		return fwk.NewStatus(fwk.Skip)
+	}
+	return nil
+}
+
 // Score is the node's score for the pod from pkg/constraints: the mean of the CR's scores for the
 // requested resources, 0-100. A node without a CR (let through by missingCRPolicy Ignore) scores 0.
 func (p *Plugin) Score(_ context.Context, state fwk.CycleState, pod *corev1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
@@ -194,7 +218,12 @@ func (p *Plugin) Score(_ context.Context, state fwk.CycleState, pod *corev1.Pod,
 	if node == nil {
 		return 0, fwk.NewStatus(fwk.Error, "node not found")
 	}
-	return p.offer(node).NodeScore(s.requested), nil
+	return p.score(node, s.requested), nil
+}
+
+// score is Score's score of node for the requested resources.
+func (p *Plugin) score(node *corev1.Node, requested []corev1.ResourceName) int64 {
+	return p.offer(node).NodeScore(requested)
 }
 
 // ScoreExtensions returns nil: scores are already on the framework's 0-100 scale, and stretching
