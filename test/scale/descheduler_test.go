@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,12 +77,58 @@ type deschedRun struct {
 	DryRun     int // "Dry run: would evict pod" lines
 	CPU        time.Duration
 	PeakRSS    int64
+	// GCs is the number of garbage collections (from GODEBUG=gctrace=1) that started during the
+	// cycle, and GCMark their concurrent mark phases' wall time, during which the collector takes a
+	// quarter of the CPUs and the code that allocates pays mark assists.
+	GCs    int
+	GCMark time.Duration
 }
 
 var (
 	cycleDone  = regexp.MustCompile(`"Descheduling cycle done" duration="([^"]+)"`)
 	simulation = regexp.MustCompile(`"Eviction (?:admitted|blocked) by the scheduler simulation".* simulation="([^"]+)"`)
+	// klogTime is the time in a klog text header (local time, no year); gcLine a gctrace line: its
+	// start, seconds since the process started, and its wall clock phases in ms.
+	klogTime = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})`)
+	gcLine   = regexp.MustCompile(`^gc \d+ @([0-9.]+)s [0-9]+%: ([0-9.]+)\+([0-9.]+)\+([0-9.]+) ms clock`)
 )
+
+// gcsInCycle counts the gctrace lines of log whose collection started during the cycle that ended
+// with the "Descheduling cycle done" line (its klog time less its duration, against the process's
+// start), and sums their mark phases.
+func gcsInCycle(log string, processStart time.Time, cycle time.Duration) (int, time.Duration) {
+	var end time.Time
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `"Descheduling cycle done"`) {
+			continue
+		}
+		if m := klogTime.FindStringSubmatch(line); m != nil {
+			if t, err := time.ParseInLocation("0102 15:04:05.000000", m[1], time.Local); err == nil {
+				end = t.AddDate(processStart.Year(), 0, 0)
+			}
+		}
+		break
+	}
+	if end.IsZero() {
+		return 0, 0
+	}
+	from, to := end.Add(-cycle).Sub(processStart).Seconds(), end.Sub(processStart).Seconds()
+	n, mark := 0, time.Duration(0)
+	for _, line := range strings.Split(log, "\n") {
+		m := gcLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		at, _ := strconv.ParseFloat(m[1], 64)
+		if at < from || at > to {
+			continue
+		}
+		ms, _ := strconv.ParseFloat(m[3], 64)
+		n++
+		mark += time.Duration(ms * float64(time.Millisecond))
+	}
+	return n, mark
+}
 
 // runDescheduler runs accord-descheduler for one dry-run cycle with the policy (limits prepended)
 // and the scheduler configuration it simulates, and measures it from its log and its rusage.
@@ -96,6 +143,7 @@ func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedule
 	cmd := exec.CommandContext(ctx, bin, "--kubeconfig="+kubeconfig, "--policy-config-file="+policy,
 		"--scheduler-config-file="+schedulerConfig, "--descheduling-interval=0", "--dry-run", "--secure-port=0",
 		"--client-connection-qps=5000", "--client-connection-burst=5000", "-v=2")
+	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	start := time.Now()
@@ -132,6 +180,7 @@ func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedule
 	if r.Cycle, err = time.ParseDuration(m[1]); err != nil {
 		t.Fatalf("cycle duration %q: %v", m[1], err)
 	}
+	r.GCs, r.GCMark = gcsInCycle(log, start, r.Cycle)
 	r.Admitted = strings.Count(log, `"Eviction admitted by the scheduler simulation"`)
 	r.Simulated = r.Admitted + strings.Count(log, `"Eviction blocked by the scheduler simulation"`)
 	r.DryRun = strings.Count(log, `"Dry run: would evict pod"`)
@@ -218,4 +267,23 @@ func profileDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, sche
 		t.Errorf("descheduler CPU profile: %v", err)
 	}
 	t.Logf("descheduler: profiles in %s", dir)
+}
+
+// TestGCsInCycle: only the collections that start inside the cycle count, their mark phases summed.
+func TestGCsInCycle(t *testing.T) {
+	start := time.Date(2026, 11, 26, 3, 0, 0, 0, time.Local)
+	log := strings.Join([]string{
+		"gc 1 @0.500s 2%: 0.1+20+0.05 ms clock, 0.2+1/2/3+0.1 ms cpu, 10->12->6 MB, 12 MB goal, 2 P",
+		"gc 2 @9.100s 3%: 0.1+45.5+0.05 ms clock, 0.2+1/2/3+0.1 ms cpu, 300->310->150 MB, 320 MB goal, 2 P",
+		"gc 3 @9.900s 3%: 0.2+30+0.1 ms clock, 0.2+1/2/3+0.1 ms cpu, 300->310->150 MB, 320 MB goal, 2 P",
+		`I1126 03:00:10.000000   42 runtime.go:473] "Descheduling cycle done" duration="1.5s" nodes=5000 evictions=50`,
+		"gc 4 @10.500s 3%: 0.1+99+0.05 ms clock, 0.2+1/2/3+0.1 ms cpu, 300->310->150 MB, 320 MB goal, 2 P",
+	}, "\n")
+	n, mark := gcsInCycle(log, start, 1500*time.Millisecond)
+	if n != 2 || mark != 75500*time.Microsecond {
+		t.Fatalf("gcsInCycle = %d, %v; want 2 collections and 75.5ms of marking", n, mark)
+	}
+	if n, _ := gcsInCycle("no cycle", start, time.Second); n != 0 {
+		t.Fatalf("without a cycle line: %d collections", n)
+	}
 }
