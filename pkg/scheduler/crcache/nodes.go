@@ -41,9 +41,10 @@ type NodeIndex struct {
 	offers atomic.Uint64
 }
 
-// nodeMaps is published whole and never modified afterwards. Each map is split in shards, so a Node
-// event copies one shard (at 5000 nodes, some 80 entries) rather than a map of every node: the
-// informer's first list, one add per node, then costs O(nodes²/shards) instead of O(nodes²).
+// nodeMaps is published whole and never modified afterwards. Each map is split in shards, so a
+// node's change copies the two shards that hold it (at 5000 nodes, some 80 entries each) rather than
+// maps of every node: the informers' first lists, one add per node and kind, then cost
+// O(nodes²/shards) instead of O(nodes²).
 type nodeMaps struct {
 	byNode [shards]map[*corev1.Node]*NodeData
 	byName [shards]map[string]*NodeData
@@ -74,8 +75,8 @@ type NodeData struct {
 	// Metric is the node's NodeMetric and Load its compiled form (nil: none).
 	Metric *slov1alpha1.NodeMetric
 	Load   *constraints.Load
-	// derived holds, by DerivedKey, what each Derive function made of the fields above; the first
-	// ones in inline, which it then points into.
+	// derived holds, by DerivedKey, what each Derive function made of the fields above. It points
+	// into inline when that holds them all, which saves Derived a memory access.
 	derived []any
 	inline  [inlineDerived]any
 }
