@@ -58,6 +58,8 @@ type Row struct {
 func Run(ctx context.Context, cfg runner.Config) ([]Row, error) {
 	cfg.DryRun = true
 	cfg.DeschedulingInterval, cfg.EventDriven = 0, false
+	// Every plugin runs, even past the total cap, so every candidate gets a row.
+	cfg.RunPastTotalCap = true
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type key struct {

@@ -35,6 +35,9 @@ type Metrics struct {
 	Cycles *metrics.Counter
 	// CyclesSkipped counts the cycles skipped, by reason.
 	CyclesSkipped *metrics.CounterVec
+	// CapSkippedPluginCalls counts the Deschedule and Balance calls a cycle did not make because the
+	// cycle's total eviction cap was already reached (nothing they found could have been evicted).
+	CapSkippedPluginCalls *metrics.CounterVec
 	// CachesStale is 1 while the last check found caches that have not re-synced, else 0.
 	CachesStale *metrics.Gauge
 }
@@ -87,6 +90,13 @@ func New() *Metrics {
 			Help:           "Descheduling cycles skipped, by reason (caches_not_synced: a watch broke and the informers have not re-synced).",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"reason"}),
+		CapSkippedPluginCalls: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace:      "accord",
+			Subsystem:      "descheduler",
+			Name:           "cap_skipped_plugin_calls_total",
+			Help:           "Deschedule and Balance plugin calls a cycle did not make because its total eviction cap (maxNoOfPodsToEvictTotal) was already reached.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin", "profile", "extension_point"}),
 		CachesStale: metrics.NewGauge(&metrics.GaugeOpts{
 			Namespace:      "accord",
 			Subsystem:      "descheduler",
@@ -95,7 +105,7 @@ func New() *Metrics {
 			StabilityLevel: metrics.ALPHA,
 		}),
 	}
-	m.Registry.MustRegister(m.PodsEvicted, m.CycleDuration, m.PluginDuration, m.PluginFailures, m.Cycles, m.CyclesSkipped, m.CachesStale)
+	m.Registry.MustRegister(m.PodsEvicted, m.CycleDuration, m.PluginDuration, m.PluginFailures, m.Cycles, m.CyclesSkipped, m.CapSkippedPluginCalls, m.CachesStale)
 	return m
 }
 

@@ -126,6 +126,9 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 	// Observer, when set, observes every decision of every profile's evictor (explain's rows).
 	Observer func(evictions.Record)
+	// RunPastTotalCap keeps each cycle calling every plugin after the total eviction cap is reached
+	// (fwruntime.Options.RunPastTotalCap); explain sets it.
+	RunPastTotalCap bool
 }
 
 // Run loads the policy and runs the descheduler until ctx ends (or, with DeschedulingInterval 0 and
@@ -244,7 +247,7 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 	}
 	d, err := fwruntime.New(ctx, p, fwruntime.Options{
 		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
-		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: cfg.Observer,
+		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: cfg.Observer, RunPastTotalCap: cfg.RunPastTotalCap,
 		MetricsSources: fwruntime.MetricsOptions{Client: metricsClient, Collector: cfg.MetricsCollector},
 		TracerProvider: cfg.TracerProvider, CRDs: crds,
 		CacheGate: cachegate.NewGate(tracker, func(ctx context.Context) error {

@@ -68,6 +68,10 @@ type Options struct {
 	// waited for, or nil once they are fresh again (readiness).
 	CacheGate     *cachegate.Gate
 	OnCachesStale func(waitingFor []string)
+	// RunPastTotalCap keeps a cycle calling its plugins once the total eviction cap is reached
+	// (explain, which reports every candidate); otherwise the cycle's remaining Deschedule and
+	// Balance calls are not made, since nothing they find could be evicted.
+	RunPastTotalCap bool
 }
 
 // Profile is a built profile.
@@ -101,6 +105,8 @@ type Descheduler struct {
 	tracer   trace.Tracer
 	gate     *cachegate.Gate
 	onStale  func(waitingFor []string)
+	// runPastTotalCap: Options.RunPastTotalCap.
+	runPastTotalCap bool
 }
 
 // New builds every profile of a validated policy: it instantiates each enabled plugin once per
@@ -121,13 +127,14 @@ func New(ctx context.Context, p *descheduler.DeschedulerPolicy, opts Options) (*
 		opts.TracerProvider = noop.NewTracerProvider()
 	}
 	d := &Descheduler{
-		tracer:  opts.TracerProvider.Tracer(TracerName),
-		limiter: evictions.NewLimiter(evictions.LimitsFromPolicy(p)),
-		metrics: opts.Metrics,
-		nodes:   nodeInformer.Lister(),
-		synced:  []cache.InformerSynced{nodeInformer.Informer().HasSynced, opts.InformerFactory.Core().V1().Pods().Informer().HasSynced},
-		gate:    opts.CacheGate,
-		onStale: opts.OnCachesStale,
+		tracer:          opts.TracerProvider.Tracer(TracerName),
+		limiter:         evictions.NewLimiter(evictions.LimitsFromPolicy(p)),
+		metrics:         opts.Metrics,
+		nodes:           nodeInformer.Lister(),
+		synced:          []cache.InformerSynced{nodeInformer.Informer().HasSynced, opts.InformerFactory.Core().V1().Pods().Informer().HasSynced},
+		gate:            opts.CacheGate,
+		onStale:         opts.OnCachesStale,
+		runPastTotalCap: opts.RunPastTotalCap,
 	}
 	if d.sources, err = newMetricsProviders(p, opts.Client, opts.MetricsSources); err != nil {
 		return nil, err
@@ -451,10 +458,14 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 			}
 		}
 	}()
+	capped := d.capReached(ctx)
 	for i, p := range d.profiles {
 		for _, pl := range p.deschedulePlugins {
 			if ctx.Err() != nil {
 				return
+			}
+			if capped(p.Name, pl.Name(), opDeschedule) {
+				continue
 			}
 			d.call(ctx, p.Name, pl.Name(), opDeschedule, func(ctx context.Context) *framework.Status { return pl.Deschedule(ctx, nodesOf[i]) })
 		}
@@ -464,6 +475,9 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
+			if capped(p.Name, pl.Name(), opBalance) {
+				continue
+			}
 			d.call(ctx, p.Name, pl.Name(), opBalance, func(ctx context.Context) *framework.Status { return pl.Balance(ctx, nodesOf[i]) })
 		}
 	}
@@ -471,6 +485,29 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 	d.metrics.Cycles.Inc()
 	span.SetAttributes(AttrNodes.Int(len(ready)), AttrEvictions.Int(d.limiter.Total()))
 	logger.V(1).Info("Descheduling cycle done", "duration", time.Since(start), "nodes", len(ready), "evictions", d.limiter.Total())
+}
+
+// CapReachedMessage is logged once per cycle when the cycle's total eviction cap is reached before
+// its last plugin call: the remaining calls are not made.
+const CapReachedMessage = "Total eviction cap reached; the cycle's remaining plugins are not run"
+
+// capReached returns the check RunCycle makes before each plugin call: true (skip the call) once the
+// limiter's total for the cycle has reached the total cap, unless RunPastTotalCap. The first skip of
+// the cycle is logged; every skip is counted.
+func (d *Descheduler) capReached(ctx context.Context) func(profile, plugin, point string) bool {
+	total := d.limiter.Limits().Total
+	logged := false
+	return func(profile, plugin, point string) bool {
+		if d.runPastTotalCap || total == nil || d.limiter.Total() < *total {
+			return false
+		}
+		if !logged {
+			logged = true
+			klog.FromContext(ctx).Info(CapReachedMessage, "maxPodsToEvictTotal", *total, "nextPlugin", plugin, "profile", profile, "extensionPoint", point)
+		}
+		d.metrics.CapSkippedPluginCalls.WithLabelValues(plugin, profile, point).Inc()
+		return true
+	}
 }
 
 // SkipMessage is logged, with waitingFor, when a cycle is skipped because the caches have not

@@ -421,3 +421,60 @@ profiles:
 		})
 	}
 }
+
+// TestTotalCapSkipsRemainingPlugins: once a cycle's total cap is reached, its remaining Deschedule
+// and Balance plugins are not called (and each skipped call is counted); with RunPastTotalCap
+// (explain) they are. The next cycle starts with fresh limits and calls its plugins again.
+func TestTotalCapSkipsRemainingPlugins(t *testing.T) {
+	doc := `
+maxNoOfPodsToEvictTotal: 2
+profiles:
+- name: p
+  plugins:
+    deschedule: {enabled: [Evicting, D1]}
+    balance: {enabled: [B1]}
+`
+	for _, past := range []bool{false, true} {
+		t.Run(fmt.Sprintf("runPastTotalCap=%v", past), func(t *testing.T) {
+			c := cluster(2, 3)
+			rec := &recorder{}
+			reg := registry(rec, nil)
+			p, err := policy.Decode([]byte("apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\n"+doc), plugins.NewInTreeArgs())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if errs := policy.Validate(p, reg, plugins.NewInTreeArgs()); len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			d, err := fwruntime.New(t.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
+				Registry: reg, DryRun: true, Metrics: metrics.New(), RunPastTotalCap: past})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Start(t)
+			d.RunCycle(context.Background())
+			want := []string{"p/Evicting/deschedule/2"}
+			var skipped float64
+			if past {
+				want = append(want, "p/D1/deschedule/2", "p/B1/balance/2")
+			} else {
+				for _, c := range []struct{ plugin, point string }{{"D1", "deschedule"}, {"B1", "balance"}} {
+					v, _ := testutil.GetCounterMetricValue(d.Metrics().CapSkippedPluginCalls.WithLabelValues(c.plugin, "p", c.point))
+					skipped += v
+				}
+			}
+			if !slices.Equal(rec.calls, want) {
+				t.Fatalf("calls %v, want %v", rec.calls, want)
+			}
+			if !past && skipped != 2 {
+				t.Fatalf("cap_skipped_plugin_calls_total = %v, want 2", skipped)
+			}
+			// A new cycle has fresh limits: its first plugin runs again.
+			rec.calls = nil
+			d.RunCycle(context.Background())
+			if len(rec.calls) == 0 || rec.calls[0] != "p/Evicting/deschedule/2" {
+				t.Fatalf("second cycle's calls %v", rec.calls)
+			}
+		})
+	}
+}
