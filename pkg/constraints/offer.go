@@ -18,6 +18,10 @@ import (
 type Offer struct {
 	enabled []corev1.ResourceName
 	scores  []namedScore
+	// handles keep the canonical copies of the Offer's names (Intern) alive while the Offer lives:
+	// the unique package drops a canonical copy once no Handle to it is left, and a name interned
+	// after that would get a new copy, equal in bytes but no longer in pointer.
+	handles []unique.Handle[string]
 }
 
 type namedScore struct {
@@ -33,24 +37,33 @@ func NewOffer(csr *schedv1alpha1.ClusterScopedResource) *Offer {
 	o := &Offer{}
 	for name, on := range csr.Spec.ResourcesFilter {
 		if on {
-			o.enabled = append(o.enabled, Intern(name))
+			o.enabled = append(o.enabled, o.intern(name))
 		}
 	}
 	slices.Sort(o.enabled)
 	for name := range csr.Spec.ResourcesScore {
 		if s := ResourceScore(csr, name); s > 0 {
-			o.scores = append(o.scores, namedScore{name: Intern(name), score: s})
+			o.scores = append(o.scores, namedScore{name: o.intern(name), score: s})
 		}
 	}
 	slices.SortFunc(o.scores, func(a, b namedScore) int { return strings.Compare(string(a.name), string(b.name)) })
 	return o
 }
 
+// intern interns name and keeps its handle in the Offer.
+func (o *Offer) intern(name corev1.ResourceName) corev1.ResourceName {
+	h := unique.Make(string(name))
+	o.handles = append(o.handles, h)
+	return corev1.ResourceName(h.Value())
+}
+
 // Intern returns the canonical copy of name: every interned copy of a name shares one backing array,
 // so comparing two of them costs a pointer comparison instead of reading both names' bytes (which, at
-// 5000 nodes, are seldom in the CPU's cache). NewOffer interns the names it keeps; a caller that
-// checks the same requested names against many Offers interns them once (InternAll) and the checks
-// find equal names without reading them.
+// 5000 nodes, are seldom in the CPU's cache). NewOffer interns the names it keeps and holds their
+// handles, so the canonical copy of every name some Offer holds stays the same for as long as that
+// Offer lives; a caller that checks the same requested names against many Offers interns them once
+// (InternAll) and the checks find equal names without reading them. A name no live Offer holds may
+// get a new canonical copy after a garbage collection: it matches no Offer anyway.
 func Intern(name corev1.ResourceName) corev1.ResourceName {
 	return corev1.ResourceName(unique.Make(string(name)).Value())
 }

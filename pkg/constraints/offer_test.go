@@ -1,6 +1,7 @@
 package constraints
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -86,5 +87,63 @@ func TestInternSharesOneCopy(t *testing.T) {
 	}
 	if _, missing := o.MissingResource(names); missing || o.NodeScore(names) != 40 {
 		t.Fatalf("interned names: missing %v, score %d", missing, o.NodeScore(names))
+	}
+}
+
+// TestInternSurvivesGC: while an Offer lives, a name interned after garbage collections still gets
+// the Offer's copy (the Offer holds the handle), so the check compares pointers.
+func TestInternSurvivesGC(t *testing.T) {
+	name := corev1.ResourceName(strings.Clone("example.com/intern-gc-test"))
+	o := NewOffer(&schedv1alpha1.ClusterScopedResource{Spec: schedv1alpha1.ClusterScopedResourceSpec{
+		ResourcesFilter: map[corev1.ResourceName]bool{name: true},
+	}})
+	for range 3 {
+		runtime.GC()
+	}
+	later := Intern(corev1.ResourceName(strings.Clone(string(name))))
+	if unsafe.StringData(string(later)) != unsafe.StringData(string(o.enabled[0])) {
+		t.Fatal("after a GC, Intern gave a new copy of a name a live Offer holds")
+	}
+	runtime.KeepAlive(o)
+}
+
+// BenchmarkOfferNodes checks one pod's requested names against 5000 Offers, as Filter and Score do
+// over a cluster's nodes: with the names interned (InternAll, pointer comparisons) and with
+// separate copies of the same bytes (byte comparisons), the A/B that decides whether interning pays.
+func BenchmarkOfferNodes(b *testing.B) {
+	names := []corev1.ResourceName{"cpu", "memory", exMem, exSSD}
+	offers := make([]*Offer, 5000)
+	for i := range offers {
+		filter := map[corev1.ResourceName]bool{}
+		score := map[corev1.ResourceName]schedv1alpha1.ResourceScore{}
+		for j, n := range names {
+			n = corev1.ResourceName(strings.Clone(string(n)))
+			filter[n] = true
+			score[n] = schedv1alpha1.ResourceScore(10 + (i+j)%90)
+		}
+		offers[i] = NewOffer(csr(filter, score))
+	}
+	copies := func() []corev1.ResourceName {
+		out := make([]corev1.ResourceName, 0, len(names))
+		for _, n := range []corev1.ResourceName{"cpu", "memory", exMem} {
+			out = append(out, corev1.ResourceName(strings.Clone(string(n))))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name      string
+		requested []corev1.ResourceName
+	}{{"interned", InternAll(copies())}, {"copies", copies()}} {
+		b.Run(c.name, func(b *testing.B) {
+			var sink int64
+			for b.Loop() {
+				for _, o := range offers {
+					if _, missing := o.MissingResource(c.requested); !missing {
+						sink += o.NodeScore(c.requested)
+					}
+				}
+			}
+			_ = sink
+		})
 	}
 }

@@ -37,8 +37,6 @@ type NodeIndex struct {
 	// watched records the stores already followed, so a store is watched once.
 	watched map[any]bool
 	seed    maphash.Seed
-	// offers counts the changes of any node's ClusterScopedResource (OffersGeneration).
-	offers atomic.Uint64
 }
 
 // nodeMaps is published whole and never modified afterwards. Each map is split in shards, so a
@@ -181,14 +179,9 @@ func (x *NodeIndex) WatchOffers(s Store[schedv1alpha1.ClusterScopedResource]) *N
 	follow(x, s, func(d *NodeData, csr *schedv1alpha1.ClusterScopedResource, derived any) {
 		d.CR = csr
 		d.Offer, _ = derived.(*constraints.Offer)
-	}, func() { x.offers.Add(1) })
+	})
 	return x
 }
-
-// OffersGeneration changes whenever a node's ClusterScopedResource (its Offer) is added, changed or
-// removed, after the change is visible to Lookup and Get. What a caller computes from the Offers
-// of a fixed set of nodes holds while the generation it read before computing has not changed.
-func (x *NodeIndex) OffersGeneration() uint64 { return x.offers.Load() }
 
 // WatchLoads makes the index follow s, a NodeMetric store whose objects carry their compiled Load
 // (a Cache's, or NewLoadStore's). It returns x.
@@ -196,22 +189,18 @@ func (x *NodeIndex) WatchLoads(s Store[slov1alpha1.NodeMetric]) *NodeIndex {
 	follow(x, s, func(d *NodeData, m *slov1alpha1.NodeMetric, derived any) {
 		d.Metric = m
 		d.Load, _ = derived.(*constraints.Load)
-	}, nil)
+	})
 	return x
 }
 
 // follow watches s, unless x already does, setting each change into the node's data with set (obj
-// and derived are nil after a delete) and then, once the change is published, calling changed
-// (nil: nothing).
-func follow[T any](x *NodeIndex, s Store[T], set func(d *NodeData, obj *T, derived any), changed func()) {
+// and derived are nil after a delete).
+func follow[T any](x *NodeIndex, s Store[T], set func(d *NodeData, obj *T, derived any)) {
 	if !x.watch(s.m) {
 		return
 	}
 	s.Watch(func(name string, obj *T, derived any) {
 		x.set(name, func(d *NodeData) { set(d, obj, derived) })
-		if changed != nil {
-			changed()
-		}
 	})
 }
 

@@ -45,15 +45,11 @@ type Plugin struct {
 	// there by the Node object they are given.
 	nodes  *crcache.NodeIndex
 	policy config.MissingCRPolicy
-	// allFit lets PreFilter skip Filter when every node fits the pod, and PreScore skip Score when
-	// every node scores alike.
-	allFit allFit
 }
 
 var (
 	_ fwk.PreFilterPlugin   = (*Plugin)(nil)
 	_ fwk.FilterPlugin      = (*Plugin)(nil)
-	_ fwk.PreScorePlugin    = (*Plugin)(nil)
 	_ fwk.ScorePlugin       = (*Plugin)(nil)
 	_ fwk.EnqueueExtensions = (*Plugin)(nil)
 	_ fwk.SignPlugin        = (*Plugin)(nil)
@@ -123,26 +119,14 @@ func (p *Plugin) Name() string { return Name }
 // so Clone can share it.
 type preFilterState struct {
 	requested []corev1.ResourceName
-	// sameScore: PreFilter found that every node of the snapshot scores alike for requested.
-	sameScore bool
 }
 
 func (s *preFilterState) Clone() fwk.StateData { return s }
 
-// PreFilter computes the set of resources the pod requests, once per scheduling cycle, and returns
-// Skip (the framework then skips this plugin's Filter for the pod) when every node of nodes, the
-// scheduler's snapshot, would pass Filter. It also notes whether every node scores alike, for
-// PreScore. See allFit.
-func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	s := newState(pod)
-	ans := p.allFit.check(p.nodes, s.requested, nodes, func(node *corev1.Node) (bool, int64) {
-		return p.verdict(node, s.requested).Rejected, p.score(node, s.requested)
-	})
-	s.sameScore = ans.sameScore
-	state.Write(stateKey, s)
-	if ans.fits {
-		return nil, fwk.NewStatus(fwk.Skip)
-	}
+// PreFilter computes the set of resources the pod requests, once per scheduling cycle, for Filter
+// and Score.
+func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	state.Write(stateKey, newState(pod))
 	return nil, nil
 }
 
@@ -190,21 +174,6 @@ func (p *Plugin) verdict(node *corev1.Node, requested []corev1.ResourceName) con
 // MissingResourceReason is the Filter reason for a node that does not enable the resource.
 func MissingResourceReason(name corev1.ResourceName) string {
 	return fmt.Sprintf(reasonMissingResource, name)
-}
-
-// PreScore returns Skip (the framework then skips this plugin's Score for the pod) when PreFilter
-// found that every node of the snapshot scores alike: adding the same number to every node's total
-// would change nothing the scheduler decides. Without PreFilter (a profile enabling the plugin at
-// score only) it never skips.
-func (p *Plugin) PreScore(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) *fwk.Status {
-	s, st := stateFrom(state, pod)
-	if st != nil {
-		return st
-	}
-	if s.sameScore {
-		return fwk.NewStatus(fwk.Skip)
-	}
-	return nil
 }
 
 // Score is the node's score for the pod from pkg/constraints: the mean of the CR's scores for the
