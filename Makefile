@@ -82,29 +82,33 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(TEST_FLAGS) ./pkg/...
 
-# The scale benchmark (test/scale, issue #10): the real accord-scheduler and accord-descheduler binaries
-# against a real control plane with NODES nodes (each with a ClusterScopedResource and a NodeMetric):
+# The scale benchmark (test/scale, issues #10 and #24; method and figures in test/scale/README.md): the
+# real accord-scheduler and accord-descheduler binaries against a real control plane with NODES nodes of
+# each of POPULATIONS (heterogeneous first, then uniform; each on its own control plane):
 # kube-scheduler's default profile, then the Accord profile, each binding PODS pending pods; then one
 # dry-run accord-descheduler cycle over BOUND_PODS bound pods (UNCAPPED=true adds a cycle without
-# eviction limits); then, on a new control plane with NODES nodes and BOUND_PODS bound pods, the
-# event-triggered accord-descheduler: EVENT_TRIALS ClusterScopedResource changes, each on one node,
-# timed to every violator's eviction (TestDeschedulerEvent). SCALE_TESTS picks the tests (e.g.
+# eviction limits) and kube-scheduler binding pending copies of that cycle's candidates; then, on a new
+# control plane with NODES nodes and BOUND_PODS bound pods of the uniform population, the event-triggered
+# accord-descheduler: EVENT_TRIALS ClusterScopedResource changes, each on one node, timed to every
+# violator's eviction (TestDeschedulerEvent). SCALE_TESTS picks the tests (e.g.
 # SCALE_TESTS=TestDeschedulerEvent); ONLY=scheduler or ONLY=descheduler runs that half of TestScale
 # alone (ACCORD_SCALE_ONLY); ACCORD_SCALE_PPROF_DIR=dir saves CPU and heap profiles of the runs.
-# Prints the FIGURE lines and their ratios. `make test` runs both at a small size.
+# Prints the FIGURE lines and their ratios. `make test` runs both tests, both populations, at a small size.
 NODES        ?= 5000
 PODS         ?= 10000
 BOUND_PODS   ?= 100000
 UNCAPPED     ?= false
 ONLY         ?=
 EVENT_TRIALS ?= 20
+POPULATIONS  ?= heterogeneous,uniform
 SCALE_TESTS  ?= TestScale|TestDeschedulerEvent
 bench-scale:
 	@log=$$(mktemp); \
 	ACCORD_SCALE=1 ACCORD_SCALE_NODES=$(NODES) ACCORD_SCALE_PODS=$(PODS) ACCORD_SCALE_BOUND_PODS=$(BOUND_PODS) \
 	  ACCORD_SCALE_UNCAPPED=$(UNCAPPED) ACCORD_SCALE_ONLY=$(ONLY) ACCORD_SCALE_EVENT_TRIALS=$(EVENT_TRIALS) \
+	  ACCORD_SCALE_POPULATIONS=$(POPULATIONS) \
 	  $(GO) test -count=1 -v -timeout 120m $(TEST_FLAGS) -run '^($(SCALE_TESTS))$$' ./test/scale/ >$$log 2>&1; rc=$$?; \
-	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|scale_test.go:[0-9]+: [0-9]+ |event_test.go:[0-9]+: (trial|descheduler per)' $$log; \
+	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|scale_test.go:[0-9]+: ([0-9]+ |[a-z-]+: during the run)|event_test.go:[0-9]+: (trial|descheduler per)' $$log; \
 	if [ $$rc -ne 0 ]; then tail -n 200 $$log; fi; rm -f $$log; exit $$rc
 
 generate:

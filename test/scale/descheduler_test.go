@@ -82,10 +82,17 @@ type deschedRun struct {
 	// quarter of the CPUs and the code that allocates pays mark assists.
 	GCs    int
 	GCMark time.Duration
+	// Candidates are the pods (namespace/name) SchedulerSimulation decided on, in order.
+	Candidates []string
+	// CapSkippedFrom is the plugin the runtime skipped first once the total cap was reached, and
+	// every one after it (empty: the cap was not reached before the last plugin).
+	CapSkippedFrom string
 }
 
 var (
 	cycleDone  = regexp.MustCompile(`"Descheduling cycle done" duration="([^"]+)"`)
+	candidate  = regexp.MustCompile(`"Eviction (?:admitted|blocked) by the scheduler simulation".* pod="([^"]+)"`)
+	capSkipped = regexp.MustCompile(`"Total eviction cap reached; the cycle's remaining plugins are not run".* nextPlugin="([^"]+)"`)
 	simulation = regexp.MustCompile(`"Eviction (?:admitted|blocked) by the scheduler simulation".* simulation="([^"]+)"`)
 	// klogTime is the time in a klog text header (local time, no year); gcLine a gctrace line: its
 	// start, seconds since the process started, and its wall clock phases in ms.
@@ -184,6 +191,12 @@ func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedule
 	r.Admitted = strings.Count(log, `"Eviction admitted by the scheduler simulation"`)
 	r.Simulated = r.Admitted + strings.Count(log, `"Eviction blocked by the scheduler simulation"`)
 	r.DryRun = strings.Count(log, `"Dry run: would evict pod"`)
+	for _, m := range candidate.FindAllStringSubmatch(log, -1) {
+		r.Candidates = append(r.Candidates, m[1])
+	}
+	if m := capSkipped.FindStringSubmatch(log); m != nil {
+		r.CapSkippedFrom = m[1]
+	}
 	for _, m := range simulation.FindAllStringSubmatch(log, -1) {
 		d, err := time.ParseDuration(m[1])
 		if err != nil {

@@ -1,18 +1,23 @@
 // Package scale measures accord-scheduler and accord-descheduler as a user runs them: the real
 // binaries, as subprocesses, against a real control plane (pkg/localcluster) holding a generated
-// population of nodes (each with a ClusterScopedResource and a NodeMetric) and pods.
+// population of nodes (each with a NodeMetric and, but for control-plane-like ones, a
+// ClusterScopedResource) and pods. README.md describes the method, the two populations
+// (heterogeneous, the primary one, and uniform) and every figure measured so far.
 //
-// Its tests print FIGURE lines: TestScale the scheduling throughput (pods/s from the first to the
-// last bind), CPU time and peak RSS of kube-scheduler itself (built from the k8s.io/kubernetes
-// module accord-scheduler uses) with its default profile next to accord-scheduler's Accord profile,
-// with their ratios, and one accord-descheduler cycle (cycle time, candidates
-// simulated per second, peak RSS); TestDeschedulerEvent the event-triggered accord-descheduler's
-// latency from a ClusterScopedResource change on one node to each of its violators' eviction.
-// `make test` runs them at a small size as smoke tests (they assert that every pod was bound, that
-// the cycle ran and simulated candidates, that exactly the violators were evicted);
-// `make bench-scale` runs them at cluster scale (ACCORD_SCALE=1, sizes from ACCORD_SCALE_NODES,
-// ACCORD_SCALE_PODS, ACCORD_SCALE_BOUND_PODS and ACCORD_SCALE_EVENT_TRIALS; ACCORD_SCALE_ONLY=scheduler
-// or descheduler runs one half of TestScale; ACCORD_SCALE_SCHEDULER_BASELINE=<binary> also runs that
-// accord-scheduler build with the Accord profile and prints the ratio to it, an A/B of two builds on
-// the same cluster). Speed is printed, never asserted.
+// Its tests print FIGURE lines: TestScale, for each population on its own control plane, the
+// scheduling throughput (pods/s from the first to the last bind), CPU time and peak RSS of
+// kube-scheduler itself (built from the k8s.io/kubernetes module accord-scheduler uses) with its
+// default profile next to accord-scheduler's Accord profile, with their ratios; one
+// accord-descheduler cycle (cycle time, candidates simulated per second, peak RSS); and
+// kube-scheduler's CPU per pod scheduling pending copies of that cycle's candidates next to the
+// descheduler's simulation time per candidate. TestDeschedulerEvent prints the event-triggered
+// accord-descheduler's latency from a ClusterScopedResource change on one node to each of its
+// violators' eviction (uniform population). `make test` runs them at a small size as smoke tests
+// (they assert that every pod was bound, that the cycle ran and simulated candidates, that exactly
+// the violators were evicted); `make bench-scale` runs them at cluster scale (ACCORD_SCALE=1, sizes
+// from ACCORD_SCALE_NODES, ACCORD_SCALE_PODS, ACCORD_SCALE_BOUND_PODS and ACCORD_SCALE_EVENT_TRIALS;
+// ACCORD_SCALE_POPULATIONS the populations; ACCORD_SCALE_ONLY=scheduler or descheduler runs one half
+// of TestScale; ACCORD_SCALE_SCHEDULER_BASELINE=<binary> also runs that accord-scheduler build with
+// the Accord profile and prints the ratio to it, an A/B of two builds on the same cluster). Speed is
+// printed, never asserted.
 package scale

@@ -94,18 +94,18 @@ func TestDeschedulerEvent(t *testing.T) {
 	ctx := context.Background()
 	deschedBin := harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
 
-	c := startCluster(t, ctx, sz.Nodes)
+	c := startCluster(t, ctx, uniform, sz.Nodes)
 	client, accord, kubeconfig := c.client, c.accord, c.kubeconfig
 	start := time.Now()
 	ns := "event"
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := createBoundPods(ctx, client, ns, "accord-scheduler", sz.BoundPods, sz.Nodes); err != nil {
+	if err := createBoundPods(ctx, client, uniform, ns, "accord-scheduler", sz.BoundPods, sz.Nodes); err != nil {
 		t.Fatal(err)
 	}
 	// The simulated scheduler's LoadAware scores by fresh NodeMetrics, as in a live cluster.
-	if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
+	if err := refreshNodeMetrics(ctx, accord, uniform, sz.Nodes); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d bound Running pods created in %s", sz.BoundPods, time.Since(start).Round(time.Millisecond))

@@ -22,13 +22,16 @@ type size struct {
 	Uncapped bool
 	// Only is the one half to run, "scheduler" or "descheduler" (ACCORD_SCALE_ONLY); empty: both.
 	Only string
+	// Populations are the populations TestScale builds, each on its own control plane, in order
+	// (ACCORD_SCALE_POPULATIONS, default heterogeneous,uniform).
+	Populations []population
 }
 
 // runs reports whether the half (scheduler or descheduler) runs at this size.
 func (s size) runs(half string) bool { return s.Only == "" || s.Only == half }
 
 // smoke is the size `make test` runs: small enough for a loaded 2-core machine.
-var smoke = size{Nodes: 100, Pods: 300, BoundPods: 1000, Uncapped: true}
+var smoke = size{Nodes: 100, Pods: 300, BoundPods: 1000, Uncapped: true, Populations: []population{heterogeneous, uniform}}
 
 // scaleSize is the size `make bench-scale` runs; issue #10's figures are at the defaults.
 func scaleSize(t *testing.T) (size, bool) {
@@ -48,6 +51,13 @@ func scaleSize(t *testing.T) (size, bool) {
 	case "", "scheduler", "descheduler":
 	default:
 		t.Fatalf("ACCORD_SCALE_ONLY=%q: want scheduler or descheduler (empty: both)", s.Only)
+	}
+	s.Populations = smoke.Populations
+	if v := os.Getenv("ACCORD_SCALE_POPULATIONS"); v != "" {
+		var err error
+		if s.Populations, err = parsePopulations(v); err != nil {
+			t.Fatalf("ACCORD_SCALE_POPULATIONS=%q: %v", v, err)
+		}
 	}
 	return s, true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,37 +16,52 @@ import (
 	"github.com/accord-sched/accord/test/harness"
 )
 
-// TestScale builds kube-scheduler, accord-scheduler and accord-descheduler, starts a control plane
-// with the population of the size (see scaleSize) and prints the FIGURE lines of issue #10: (a)
-// kube-scheduler with its default profile, then accord-scheduler with the Accord profile, each
-// binding the same number of pending pods; (b) one dry-run descheduler cycle with default caps (and without, if asked). It
-// asserts what must hold at any speed: every pod bound by both, a cycle completed that simulated
-// candidates and would evict pods.
+// TestScale builds kube-scheduler, accord-scheduler and accord-descheduler and, for each population
+// of the size (see scaleSize; the heterogeneous one first), starts a control plane with that
+// population and prints the FIGURE lines: (a) kube-scheduler with its default profile, then
+// accord-scheduler with the Accord profile, each binding the same number of pending pods, with
+// their ratios; (b) one dry-run descheduler cycle with default caps (and without, if asked); (c)
+// kube-scheduler binding pending copies of that cycle's candidates in the same cluster state, its CPU
+// per pod next to the descheduler's simulation per candidate. It asserts what must hold at any
+// speed: every pod bound, a cycle completed that simulated candidates and would evict pods.
 func TestScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries and starts a control plane")
 	}
 	sz, big := scaleSize(t)
-	ctx := context.Background()
-	var refBin, schedBin, deschedBin string
+	var b binaries
+	// The reference is kube-scheduler itself, built from the k8s.io/kubernetes module accord-
+	// scheduler is built on (v1.36.3), not accord-scheduler with the default profile: accord-
+	// scheduler's command also changes how kube-scheduler's informers keep pods and nodes. The
+	// descheduler half uses it too, for (c).
+	b.ref = harness.BuildBinary(t, "k8s.io/kubernetes/cmd/kube-scheduler")
 	if sz.runs("scheduler") {
-		// The reference is kube-scheduler itself, built from the k8s.io/kubernetes module accord-
-		// scheduler is built on (v1.36.3), not accord-scheduler with the default profile: accord-
-		// scheduler's command also changes how kube-scheduler's informers keep pods and nodes.
-		refBin = harness.BuildBinary(t, "k8s.io/kubernetes/cmd/kube-scheduler")
-		schedBin = harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/scheduler")
+		b.sched = harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/scheduler")
 	}
 	if sz.runs("descheduler") {
-		deschedBin = harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
+		b.desched = harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
 	}
+	for _, pop := range sz.Populations {
+		t.Run(pop.String(), func(t *testing.T) { scalePopulation(t, pop, sz, b) })
+	}
+	if !big {
+		t.Log("smoke size; run `make bench-scale` for the cluster-scale figures")
+	}
+}
 
-	c := startCluster(t, ctx, sz.Nodes)
+// binaries are the binaries TestScale runs (empty: that half does not run).
+type binaries struct{ ref, sched, desched string }
+
+// scalePopulation is TestScale on one population, on its own control plane.
+func scalePopulation(t *testing.T, pop population, sz size, b binaries) {
+	ctx := context.Background()
+	c := startCluster(t, ctx, pop, sz.Nodes)
 	client, accord, kubeconfig := c.client, c.accord, c.kubeconfig
 
 	// (a) The scheduler: the reference first, then the Accord profile, on the same nodes.
 	refConfig, accordConfig := schedulerConfigs(t, kubeconfig)
 	if sz.runs("scheduler") {
-		runSchedulers(t, ctx, client, accord, refBin, schedBin, refConfig, accordConfig, sz)
+		runSchedulers(t, ctx, client, accord, pop, b.sched, b.ref, refConfig, accordConfig, sz)
 	}
 	if !sz.runs("descheduler") {
 		return
@@ -57,7 +73,7 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if err := createBoundPods(ctx, client, ns, "accord-scheduler", sz.BoundPods, sz.Nodes); err != nil {
+	if err := createBoundPods(ctx, client, pop, ns, "accord-scheduler", sz.BoundPods, sz.Nodes); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d bound Running pods created in %s", sz.BoundPods, time.Since(start).Round(time.Millisecond))
@@ -69,7 +85,7 @@ func TestScale(t *testing.T) {
 		}
 	}
 	if dir := pprofDir(); dir != "" {
-		profileDescheduler(t, ctx, deschedBin, kubeconfig, accordConfig, dir)
+		profileDescheduler(t, ctx, b.desched, kubeconfig, accordConfig, dir)
 	}
 	variants := []struct{ name, limits string }{{"default-caps", ""}}
 	if sz.Uncapped {
@@ -77,18 +93,18 @@ func TestScale(t *testing.T) {
 	}
 	var capped deschedRun
 	for _, v := range variants {
-		if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
+		if err := refreshNodeMetrics(ctx, accord, pop, sz.Nodes); err != nil {
 			t.Fatal(err)
 		}
-		r := runDescheduler(t, ctx, deschedBin, kubeconfig, accordConfig, v.name, v.limits)
+		r := runDescheduler(t, ctx, b.desched, kubeconfig, accordConfig, v.name, v.limits)
 		perSec, perCand, perSim := 0.0, 0.0, 0.0
 		if r.Simulated > 0 {
 			perSec = float64(r.Simulated) / r.Cycle.Seconds()
 			perCand = r.Cycle.Seconds() * 1000 / float64(r.Simulated)
 			perSim = r.Simulation.Seconds() * 1000 / float64(r.Simulated)
 		}
-		figure(t, "descheduler %s nodes=%d pods=%d (%d nodes violating NodeCRDResourceFit): cycle %.2fs, wall %.1fs, %d candidates simulated (%d admitted, %d dry-run evictions), %.0f candidates/s (%.2f ms of cycle per candidate, %.2f ms simulating), CPU %.1fs, peak RSS %.0f MiB, %d GCs during the cycle (%.0f ms marking)",
-			r.Variant, sz.Nodes, sz.BoundPods, violating, r.Cycle.Seconds(), r.Wall.Seconds(), r.Simulated, r.Admitted, r.DryRun, perSec, perCand, perSim, r.CPU.Seconds(), mib(r.PeakRSS), r.GCs, r.GCMark.Seconds()*1000)
+		figure(t, "descheduler %s population=%s nodes=%d pods=%d (%d nodes violating NodeCRDResourceFit): cycle %.2fs, wall %.1fs, %d candidates simulated (%d admitted, %d dry-run evictions), %.0f candidates/s (%.2f ms of cycle per candidate, %.2f ms simulating), CPU %.1fs, peak RSS %.0f MiB, %d GCs during the cycle (%.0f ms marking), plugins skipped at the total cap from: %q",
+			r.Variant, pop, sz.Nodes, sz.BoundPods, violating, r.Cycle.Seconds(), r.Wall.Seconds(), r.Simulated, r.Admitted, r.DryRun, perSec, perCand, perSim, r.CPU.Seconds(), mib(r.PeakRSS), r.GCs, r.GCMark.Seconds()*1000, r.CapSkippedFrom)
 		if r.Simulated == 0 || r.DryRun == 0 {
 			t.Errorf("descheduler %s: %d candidates simulated, %d dry-run evictions: the population must give it work", r.Variant, r.Simulated, r.DryRun)
 		}
@@ -98,47 +114,102 @@ func TestScale(t *testing.T) {
 			t.Errorf("uncapped cycle simulated %d candidates, fewer than the capped one's %d", r.Simulated, capped.Simulated)
 		}
 	}
-	if !big {
-		t.Log("smoke size; run `make bench-scale` for the cluster-scale figures")
+
+	// (c) The simulation's bar: kube-scheduler scheduling pending copies of the capped cycle's
+	// candidates, in their namespace, next to the pods the descheduler saw.
+	if len(capped.Candidates) == 0 {
+		return
 	}
+	ref := runSchedulerOn(t, ctx, client, pop, b.ref, refConfig, "kube-scheduler-candidates", sz.Nodes, candidateCopies(client, ns, capped.Candidates))
+	refPerPod := ref.WindowCPU.Seconds() * 1000 / float64(ref.Pods)
+	simPerCand := capped.Simulation.Seconds() * 1000 / float64(capped.Simulated)
+	if ref.WindowCPU <= 0 {
+		// A handful of copies bind within one clock tick of the process's CPU counters.
+		t.Logf("kube-scheduler bound the %d candidate copies within one CPU clock tick: no per-pod CPU to compare with the simulation's %.2f ms", ref.Pods, simPerCand)
+		return
+	}
+	figure(t, "simulation ratio accord-descheduler/kube-scheduler population=%s nodes=%d pods=%d: %.2f ms simulating per candidate (%d candidates, wall) vs %.2f ms CPU per pod for kube-scheduler binding %d pending copies of them (while binding): %.2fx",
+		pop, sz.Nodes, sz.BoundPods, simPerCand, capped.Simulated, refPerPod, ref.Pods, simPerCand/refPerPod)
 }
 
-// runSchedulers binds sz.Pods pending pods with kube-scheduler (refBin) and its default profile
-// (refConfig), then with accord-scheduler (schedBin) and the Accord profile (accordConfig), and
-// prints their figures and ratios.
-func runSchedulers(t *testing.T, ctx context.Context, client kubernetes.Interface, accord accordclient.Interface, refBin, schedBin, refConfig, accordConfig string, sz size) {
+// candidateCopyLabel marks the pending copies of the descheduler's candidates.
+const candidateCopyLabel = "scale.accord.dev/candidate-copy"
+
+// candidateCopies is the batch of pending copies of the candidates (namespace/name) for
+// kube-scheduler's default profile: each candidate's spec without its node, and its labels and
+// owner, in its namespace ns, so its spread and anti-affinity terms count the same pods.
+func candidateCopies(client kubernetes.Interface, ns string, candidates []string) podBatch {
+	return podBatch{ns: ns, selector: candidateCopyLabel + "=true", n: len(candidates), create: func(ctx context.Context) error {
+		return parallel(ctx, len(candidates), func(ctx context.Context, i int) error {
+			name := strings.TrimPrefix(candidates[i], ns+"/")
+			orig, err := client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return fmt.Errorf("candidate %s: %w", candidates[i], err)
+			}
+			labels := map[string]string{candidateCopyLabel: "true"}
+			for k, v := range orig.Labels {
+				labels[k] = v
+			}
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "copy-" + name, Labels: labels, OwnerReferences: orig.OwnerReferences},
+				Spec: *orig.Spec.DeepCopy()}
+			p.Spec.NodeName, p.Spec.SchedulerName = "", corev1.DefaultSchedulerName
+			if _, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("creating pod %s/%s: %w", ns, p.Name, err)
+			}
+			return nil
+		})
+	}}
+}
+
+// runSchedulers binds sz.Pods pending pods of the population with kube-scheduler (refBin) and its
+// default profile (refConfig), then with accord-scheduler (schedBin) and the Accord profile
+// (accordConfig), and prints their figures and ratios. The population's churn runs during each run.
+func runSchedulers(t *testing.T, ctx context.Context, client kubernetes.Interface, accord accordclient.Interface, pop population, schedBin, refBin, refConfig, accordConfig string, sz size) {
 	t.Helper()
 	var runs []schedRun
+	run := func(bin, config, profile, schedulerName string) schedRun {
+		// LoadAware ignores a NodeMetric older than 180 s: every run starts with fresh ones.
+		if err := refreshNodeMetrics(ctx, accord, pop, sz.Nodes); err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		start := time.Now()
+		counts := churn(ctx, accord, pop, sz.Nodes, stop)
+		r := runScheduler(t, ctx, client, pop, bin, config, profile, schedulerName, sz.Nodes, sz.Pods)
+		close(stop)
+		c := <-counts
+		if c.err != nil {
+			t.Fatalf("churn during the %s run: %v", profile, c.err)
+		}
+		if pop == heterogeneous {
+			t.Logf("%s: during the run (%s) %d NodeMetric updates (%.1f/s) and %d ClusterScopedResource changes",
+				profile, time.Since(start).Round(time.Second), c.metrics, float64(c.metrics)/time.Since(start).Seconds(), c.crs)
+		}
+		return r
+	}
 	for _, c := range []struct{ bin, profile, config, schedulerName string }{
 		{refBin, "kube-scheduler-default", refConfig, corev1.DefaultSchedulerName},
 		{schedBin, "accord", accordConfig, "accord-scheduler"},
 	} {
-		// LoadAware ignores a NodeMetric older than 180 s: every run starts with fresh ones.
-		if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, runScheduler(t, ctx, client, c.bin, c.config, c.profile, c.schedulerName, sz.Nodes, sz.Pods))
+		runs = append(runs, run(c.bin, c.config, c.profile, c.schedulerName))
 	}
 	ref, acc := runs[0], runs[1]
 	if ref.PodsPerSec <= 0 || acc.PodsPerSec <= 0 {
 		t.Fatalf("no throughput measured: %+v", runs)
 	}
-	figure(t, "scheduler ratio accord/kube-scheduler-default nodes=%d pods=%d: throughput %.2fx, CPU %.2fx (%.2fx while binding), peak RSS %.2fx",
-		sz.Nodes, sz.Pods, acc.PodsPerSec/ref.PodsPerSec, ratio(acc.CPU, ref.CPU), ratio(acc.WindowCPU, ref.WindowCPU), float64(acc.PeakRSS)/float64(ref.PeakRSS))
+	figure(t, "scheduler ratio accord/kube-scheduler-default population=%s nodes=%d pods=%d: throughput %.2fx, CPU %.2fx (%.2fx while binding), peak RSS %.2fx",
+		pop, sz.Nodes, sz.Pods, acc.PodsPerSec/ref.PodsPerSec, ratio(acc.CPU, ref.CPU), ratio(acc.WindowCPU, ref.WindowCPU), float64(acc.PeakRSS)/float64(ref.PeakRSS))
 	t.Log("the reference is kube-scheduler v1.36.3 (k8s.io/kubernetes/cmd/kube-scheduler) with its default profile")
 
 	// An A/B of two builds on the same cluster and minute: the figures of one run to the next
 	// differ by more than most changes do.
 	if base := os.Getenv("ACCORD_SCALE_SCHEDULER_BASELINE"); base != "" {
-		if err := refreshNodeMetrics(ctx, accord, sz.Nodes); err != nil {
-			t.Fatal(err)
-		}
-		b := runScheduler(t, ctx, client, base, accordConfig, "accord-baseline", "accord-scheduler", sz.Nodes, sz.Pods)
+		b := run(base, accordConfig, "accord-baseline", "accord-scheduler")
 		if b.PodsPerSec <= 0 {
 			t.Fatalf("no throughput measured for the baseline %s: %+v", base, b)
 		}
-		figure(t, "scheduler ratio accord/accord-baseline nodes=%d pods=%d: throughput %.2fx, CPU %.2fx (%.2fx while binding), peak RSS %.2fx (baseline: %s)",
-			sz.Nodes, sz.Pods, acc.PodsPerSec/b.PodsPerSec, ratio(acc.CPU, b.CPU), ratio(acc.WindowCPU, b.WindowCPU), float64(acc.PeakRSS)/float64(b.PeakRSS), base)
+		figure(t, "scheduler ratio accord/accord-baseline population=%s nodes=%d pods=%d: throughput %.2fx, CPU %.2fx (%.2fx while binding), peak RSS %.2fx (baseline: %s)",
+			pop, sz.Nodes, sz.Pods, acc.PodsPerSec/b.PodsPerSec, ratio(acc.CPU, b.CPU), ratio(acc.WindowCPU, b.WindowCPU), float64(acc.PeakRSS)/float64(b.PeakRSS), base)
 	}
 }
 

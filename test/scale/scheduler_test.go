@@ -116,23 +116,50 @@ func (w *bindWatch) count() int {
 	return len(w.bound)
 }
 
-// runScheduler creates pods pending pods for schedulerName in a fresh namespace, starts the
-// scheduler binary with config, waits until every pod is bound and measures the process. It deletes
-// the pods before returning, so the next run starts from the same cluster.
-func runScheduler(t *testing.T, ctx context.Context, client kubernetes.Interface, bin, config, profile, schedulerName string, nodes, pods int) schedRun {
+// podBatch is a set of pending pods a scheduler run binds: n pods in namespace ns matching selector
+// (empty: every pod of ns), made by create.
+type podBatch struct {
+	ns, selector string
+	n            int
+	create       func(ctx context.Context) error
+}
+
+// pendingBatch is pods pending pods of the population for schedulerName in a fresh namespace
+// named after the profile.
+func pendingBatch(t *testing.T, ctx context.Context, client kubernetes.Interface, pop population, profile, schedulerName string, pods int) podBatch {
 	t.Helper()
 	ns := fmt.Sprintf("sched-%s", profile)
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating namespace %s: %v", ns, err)
 	}
+	return podBatch{ns: ns, n: pods, create: func(ctx context.Context) error {
+		return createPendingPods(ctx, client, pop, ns, schedulerName, pods)
+	}}
+}
+
+// runScheduler creates pods pending pods of the population for schedulerName in a fresh namespace,
+// starts the scheduler binary with config, waits until every pod is bound and measures the process.
+// It deletes the pods before returning, so the next run starts from the same cluster.
+func runScheduler(t *testing.T, ctx context.Context, client kubernetes.Interface, pop population, bin, config, profile, schedulerName string, nodes, pods int) schedRun {
+	t.Helper()
+	return runSchedulerOn(t, ctx, client, pop, bin, config, profile, nodes, pendingBatch(t, ctx, client, pop, profile, schedulerName, pods))
+}
+
+// runSchedulerOn creates the batch's pods, starts the scheduler binary with config, waits until
+// every pod of the batch is bound and measures the process; it deletes the batch's pods before
+// returning.
+func runSchedulerOn(t *testing.T, ctx context.Context, client kubernetes.Interface, pop population, bin, config, profile string, nodes int, b podBatch) schedRun {
+	t.Helper()
+	ns, pods := b.ns, b.n
 	start := time.Now()
-	if err := createPendingPods(ctx, client, ns, schedulerName, pods); err != nil {
+	if err := b.create(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s: %d pending pods created in %s", profile, pods, time.Since(start).Round(time.Millisecond))
 
 	w := &bindWatch{bound: map[string]bool{}}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = b.selector }))
 	inf := factory.Core().V1().Pods().Informer()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    w.observe,
@@ -211,15 +238,15 @@ func runScheduler(t *testing.T, ctx context.Context, client kubernetes.Interface
 	w.mu.Unlock()
 
 	// The figure is printed before the clean-up, which a loaded apiserver may make slow.
-	figure(t, "scheduler %s nodes=%d pods=%d: %.0f pods/s, CPU %.1fs (%.1fs while binding), peak RSS %.0f MiB, first bind %.1fs after start",
-		r.Profile, nodes, r.Pods, r.PodsPerSec, r.CPU.Seconds(), r.WindowCPU.Seconds(), mib(r.PeakRSS), r.FirstBindLag.Seconds())
+	figure(t, "scheduler %s population=%s nodes=%d pods=%d: %.0f pods/s, CPU %.1fs (%.1fs while binding), peak RSS %.0f MiB, first bind %.1fs after start",
+		r.Profile, pop, nodes, r.Pods, r.PodsPerSec, r.CPU.Seconds(), r.WindowCPU.Seconds(), mib(r.PeakRSS), r.FirstBindLag.Seconds())
 	// Delete the pods; a DeleteCollection of thousands of pods can outlast the apiserver's request
 	// timeout, so it is repeated until none is left.
 	zero := int64(0)
 	if err := harness.WaitFor(ctx, 10*time.Minute, func(ctx context.Context) (bool, error) {
-		l, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
+		l, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: b.selector})
 		if err != nil || len(l.Items) > 0 {
-			if err := client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
+			if err := client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: b.selector}); err != nil {
 				t.Logf("deleting the pods of %s (retried): %v", ns, err)
 			}
 			return false, nil
