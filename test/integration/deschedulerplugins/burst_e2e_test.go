@@ -161,6 +161,31 @@ func burst(t *testing.T, estimate, oneDeployment bool) burstResult {
 	}); err != nil {
 		t.Fatalf("burst not running: %v (%d running)", err, len(runningPods(t, c.ns)))
 	}
+	if estimate {
+		// accord-descheduler's LowNodeLoad (the sample scheduler configuration's thresholds and
+		// estimate, cycles every second, no waiting for consecutive hot cycles) evicts none of the
+		// pods just placed within three report intervals.
+		policy := fmt.Sprintf(`apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+nodeSelector: %q
+profiles:
+- name: load
+  pluginConfig:
+  - name: LowNodeLoad
+    args:
+      lowThresholds: {cpu: 40, memory: 40}
+      consecutiveAbnormalities: 1
+  plugins:
+    balance:
+      enabled: [LowNodeLoad]
+`, nsLabel+"="+c.ns)
+		dels := watchDeletions(t, c.ns)
+		startDescheduler(t, policy, time.Second)
+		time.Sleep(3 * 5 * time.Second)
+		if w, _ := dels.snapshot(); len(w) != 0 {
+			t.Errorf("LowNodeLoad evicted %d pods accord-scheduler had just placed: %v", len(w), w)
+		}
+	}
 	simulate()
 	mu.Lock()
 	defer mu.Unlock()
@@ -170,7 +195,8 @@ func burst(t *testing.T, estimate, oneDeployment bool) burstResult {
 // TestEndToEndBurstEstimate: a burst of 40 under-requested pods on one cold node and five warm ones
 // (room for 15 pods on the cold node and 10 on each other under the 80% threshold). With the usage
 // estimate (the sample configuration's defaults: 85% of the 1 CPU limit per pod until reported) no
-// node ends over 80%; without it (estimatedScalingFactors: {}) the figures are printed for
+// node ends over 80% and LowNodeLoad evicts none of the burst within three report intervals;
+// without it (estimatedScalingFactors: {}) the figures are printed for
 // comparison, and the cold node takes more of the burst.
 func TestEndToEndBurstEstimate(t *testing.T) {
 	for _, shape := range []struct {
