@@ -12,7 +12,16 @@ const (
 	// DefaultNodeMetricExpirationSeconds is the age after which a NodeMetric is ignored by default:
 	// three minutes.
 	DefaultNodeMetricExpirationSeconds int64 = 180
+	// DefaultEstimatedSecondsAfterPodScheduled: a pod counts its estimate until a report includes
+	// it, no longer.
+	DefaultEstimatedSecondsAfterPodScheduled int64 = 0
 )
+
+// DefaultEstimatedScalingFactors returns the default estimatedScalingFactors of LoadAware and
+// LowNodeLoad (Koordinator's: cpu 85, memory 70 percent), as a fresh map.
+func DefaultEstimatedScalingFactors() map[corev1.ResourceName]int64 {
+	return map[corev1.ResourceName]int64{corev1.ResourceCPU: 85, corev1.ResourceMemory: 70}
+}
 
 // DefaultUsageThresholds returns LoadAware's default usage thresholds (LowNodeLoad's default high
 // thresholds), in percent of allocatable, as a fresh map: defaults never share memory between args.

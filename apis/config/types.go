@@ -40,4 +40,11 @@ type LoadAwareArgs struct {
 	// NodeMetricExpirationSeconds is the age after which a NodeMetric is ignored: the node is then
 	// never filtered out and scores neutral.
 	NodeMetricExpirationSeconds int64
+	// EstimatedScalingFactors is, per resource, the percent of the larger of a pod's request and
+	// limit that counts as its usage until the node's NodeMetric includes it
+	// (constraints.UsageEstimator). An empty map turns the estimate off.
+	EstimatedScalingFactors map[corev1.ResourceName]int64
+	// EstimatedSecondsAfterPodScheduled is how long after its assignment a pod counts at least its
+	// estimate even when reported; 0 for only until a report includes it.
+	EstimatedSecondsAfterPodScheduled int64
 }

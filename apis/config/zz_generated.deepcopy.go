@@ -44,6 +44,13 @@ func (in *LoadAwareArgs) DeepCopyInto(out *LoadAwareArgs) {
 			(*out)[key] = val
 		}
 	}
+	if in.EstimatedScalingFactors != nil {
+		in, out := &in.EstimatedScalingFactors, &out.EstimatedScalingFactors
+		*out = make(map[v1.ResourceName]int64, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	return
 }
 

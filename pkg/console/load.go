@@ -10,10 +10,11 @@ import (
 	"github.com/accord-sched/accord/pkg/constraints"
 )
 
-// loadView compares a node's NodeMetric (nil when it has none) with the thresholds. Whether a
-// resource is over its threshold, and whether the metric is stale, is decided by pkg/constraints,
-// the code LoadAware and LowNodeLoad decide with; the percentages are for the bars.
-func loadView(nm *slov1alpha1.NodeMetric, allocatable corev1.ResourceList, th Thresholds, now time.Time) LoadView {
+// loadView compares a node's NodeMetric (nil when it has none), and its usage estimated for the pods
+// bound to it, with the thresholds. Whether a resource is over its threshold, the estimate, and
+// whether the metric is stale, are decided by pkg/constraints, the code LoadAware and LowNodeLoad
+// decide with; the percentages are for the bars.
+func loadView(nm *slov1alpha1.NodeMetric, allocatable corev1.ResourceList, pods []*corev1.Pod, th Thresholds, now time.Time) LoadView {
 	lv := LoadView{Resources: []LoadResource{}}
 	if nm == nil || nm.Status.UpdateTime == nil {
 		lv.Stale = true
@@ -29,6 +30,9 @@ func loadView(nm *slov1alpha1.NodeMetric, allocatable corev1.ResourceList, th Th
 		}
 	}
 	slices.Sort(names[2:])
+	load := constraints.NewLoad(nm)
+	adj := th.Estimator.Adjust(load, len(pods), func(i int) *corev1.Pod { return pods[i] }, now)
+	lv.EstimatedPods, lv.GonePods = adj.Estimated, adj.Departed
 	for _, name := range names {
 		used, ok := nm.Status.NodeUsage[name]
 		alloc, hasAlloc := allocatable[name]
@@ -36,8 +40,12 @@ func loadView(nm *slov1alpha1.NodeMetric, allocatable corev1.ResourceList, th Th
 			continue
 		}
 		r := LoadResource{Name: string(name), Percent: used.MilliValue() * 100 / alloc.MilliValue(), Threshold: th.Percent[name]}
+		r.EstimatedPercent = r.Percent
+		if est, ok := load.EstimatedUsage(name, &adj); ok {
+			r.EstimatedPercent = int64(est * 100 / alloc.AsApproximateFloat64())
+		}
 		if r.Threshold > 0 && !lv.Stale {
-			check := constraints.CheckLoad(nm, allocatable, []constraints.ResourceThreshold{{Name: name, Percent: r.Threshold}}, now, th.MaxAge)
+			check := constraints.NewNodeLoad(load, allocatable, []constraints.ResourceThreshold{{Name: name, Percent: r.Threshold}}, nil).CheckEstimated(&adj, now, th.MaxAge)
 			r.Over = check.Overloaded
 		}
 		lv.Resources = append(lv.Resources, r)

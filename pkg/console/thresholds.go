@@ -1,11 +1,14 @@
 package console
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 )
@@ -14,7 +17,9 @@ import (
 // and nodeMetricExpirationSeconds of the policy's first LowNodeLoad (the descheduler checks them
 // against accord-scheduler's LoadAware when given its configuration), or else LoadAware's defaults.
 func LoadThresholds(policyFile, schedulerConfigFile string) (Thresholds, error) {
-	th := Thresholds{Percent: config.DefaultUsageThresholds(), MaxAge: time.Duration(config.DefaultNodeMetricExpirationSeconds) * time.Second}
+	after := config.DefaultEstimatedSecondsAfterPodScheduled
+	th := Thresholds{Percent: config.DefaultUsageThresholds(), MaxAge: time.Duration(config.DefaultNodeMetricExpirationSeconds) * time.Second,
+		Estimator: estimator(config.DefaultEstimatedScalingFactors(), &after)}
 	if policyFile == "" {
 		return th, nil
 	}
@@ -37,8 +42,22 @@ func LoadThresholds(policyFile, schedulerConfigFile string) (Thresholds, error) 
 			if a.NodeMetricExpirationSeconds != nil {
 				th.MaxAge = time.Duration(*a.NodeMetricExpirationSeconds) * time.Second
 			}
+			th.Estimator = estimator(a.EstimatedScalingFactors, a.EstimatedSecondsAfterPodScheduled)
 			return th, nil
 		}
 	}
 	return th, nil
+}
+
+// estimator is the usage estimate for LowNodeLoad's (or LoadAware's) estimate args.
+func estimator(factors map[corev1.ResourceName]int64, after *int64) *constraints.UsageEstimator {
+	var fs []constraints.ResourceFactor
+	for _, name := range slices.Sorted(maps.Keys(factors)) {
+		fs = append(fs, constraints.ResourceFactor{Name: name, Percent: factors[name]})
+	}
+	var d time.Duration
+	if after != nil {
+		d = time.Duration(*after) * time.Second
+	}
+	return constraints.NewUsageEstimator(fs, d)
 }

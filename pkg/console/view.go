@@ -48,16 +48,22 @@ type LoadView struct {
 	// descheduler ignore it.
 	Stale bool `json:"stale"`
 	// AgeSeconds is the metric's age.
-	AgeSeconds int64          `json:"ageSeconds"`
-	Resources  []LoadResource `json:"resources"`
+	AgeSeconds int64 `json:"ageSeconds"`
+	// EstimatedPods and GonePods are the pods the usage estimate counts beyond the report (assigned
+	// since) and takes off it (left since).
+	EstimatedPods int            `json:"estimatedPods"`
+	GonePods      int            `json:"gonePods"`
+	Resources     []LoadResource `json:"resources"`
 }
 
-// LoadResource is one resource's usage in percent of allocatable and its threshold (0 = none).
+// LoadResource is one resource's reported and estimated usage in percent of allocatable and its
+// threshold (0 = none); Over is judged on the estimated usage, as LoadAware and LowNodeLoad judge.
 type LoadResource struct {
-	Name      string `json:"name"`
-	Percent   int64  `json:"percent"`
-	Threshold int64  `json:"threshold"`
-	Over      bool   `json:"over"`
+	Name             string `json:"name"`
+	Percent          int64  `json:"percent"`
+	EstimatedPercent int64  `json:"estimatedPercent"`
+	Threshold        int64  `json:"threshold"`
+	Over             bool   `json:"over"`
 }
 
 // PodView is a pod on a node or pending.
@@ -75,6 +81,8 @@ type PodView struct {
 type Thresholds struct {
 	Percent map[corev1.ResourceName]int64
 	MaxAge  time.Duration
+	// Estimator is the usage estimate LoadAware and LowNodeLoad apply (nil: off).
+	Estimator *constraints.UsageEstimator
 }
 
 // buildView reads the caches. now is the time metrics are aged against.
@@ -87,7 +95,11 @@ func (s *state) buildView(now time.Time) View {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
 	byNode := map[string][]PodView{}
+	bound := map[string][]*corev1.Pod{}
 	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			bound[p.Spec.NodeName] = append(bound[p.Spec.NodeName], p)
+		}
 		if podPhaseDone(p) {
 			continue
 		}
@@ -115,7 +127,7 @@ func (s *state) buildView(now time.Time) View {
 		if err != nil {
 			nm = nil
 		}
-		nv.Load = loadView(nm, n.Status.Allocatable, s.thresholds, now)
+		nv.Load = loadView(nm, n.Status.Allocatable, bound[n.Name], s.thresholds, now)
 		v.Nodes = append(v.Nodes, nv)
 	}
 	v.Evictions = s.evictions(pods)

@@ -11,6 +11,7 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
 	"github.com/accord-sched/accord/pkg/descheduler/simulator"
@@ -21,6 +22,18 @@ func metric(name string, cpu string, at time.Time) *slov1alpha1.NodeMetric {
 		UpdateTime: &metav1.Time{Time: at},
 		NodeUsage:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")},
 	}}
+}
+
+// With the usage estimate on, a node shows its reported and its estimated usage, and is over its
+// threshold by the estimate: pod "a", missing from the report, counts 85% of 250m (no requests).
+func TestNodeGridEstimatedUsage(t *testing.T) {
+	s := newTestState(t, node("n", "1"), metric("n", "500m", now.Add(-10*time.Second)), pod("a", "n", "", now), pod("b", "n", "", now))
+	s.thresholds.Estimator = constraints.NewUsageEstimator([]constraints.ResourceFactor{{Name: corev1.ResourceCPU, Percent: 85}}, 0)
+	v := s.buildView(now)
+	lv := v.Nodes[0].Load
+	if lv.EstimatedPods != 2 || lv.Resources[0].Percent != 50 || lv.Resources[0].EstimatedPercent != 92 || !lv.Resources[0].Over {
+		t.Errorf("load %+v: want 2 estimated pods, cpu reported 50%%, estimated 92%% (0.5 + 2 × 0.2125 of 1), over 80%%", lv)
+	}
 }
 
 func TestNodeGrid(t *testing.T) {
@@ -47,7 +60,7 @@ func TestNodeGrid(t *testing.T) {
 	want := NodeView{Name: "hot", Ready: true, Taints: []string{"dedicated=db:NoSchedule"}, HasCR: true,
 		Resources: []ResourceView{{Name: "cpu", Enabled: true}, {Name: "example.com/memory", Score: 55}},
 		Load: LoadView{Reported: true, AgeSeconds: 10, Resources: []LoadResource{
-			{Name: "cpu", Percent: 85, Threshold: 80, Over: true}, {Name: "memory", Percent: 10, Threshold: 80},
+			{Name: "cpu", Percent: 85, EstimatedPercent: 85, Threshold: 80, Over: true}, {Name: "memory", Percent: 10, EstimatedPercent: 10, Threshold: 80},
 		}},
 		Pods: []PodView{{Namespace: "demo", Name: "a", Node: "hot", Phase: "Running"}},
 	}

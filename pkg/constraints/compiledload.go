@@ -17,6 +17,12 @@ type Load struct {
 	updated    int64
 	hasUpdated bool
 	usage      []namedValue
+	// window is the metric's report interval in nanoseconds: the report covers the window before
+	// updated (UsageEstimator).
+	window int64
+	// pods is the report's podsUsage, in its order, and podIndex finds a pod in it.
+	pods     []reportedPod
+	podIndex map[podKey]int
 }
 
 type namedValue struct {
@@ -35,6 +41,24 @@ func NewLoad(metric *slov1alpha1.NodeMetric) *Load {
 	}
 	for name, q := range metric.Status.NodeUsage {
 		l.usage = append(l.usage, namedValue{name: name, value: q.AsApproximateFloat64()})
+	}
+	if s := metric.Spec.ReportIntervalSeconds; s != nil && *s > 0 {
+		l.window = *s * int64(time.Second)
+	}
+	if len(metric.Status.PodsUsage) > 0 {
+		l.podIndex = make(map[podKey]int, len(metric.Status.PodsUsage))
+	}
+	for _, u := range metric.Status.PodsUsage {
+		key := podKey{namespace: u.Namespace, name: u.Name}
+		if _, dup := l.podIndex[key]; dup {
+			continue
+		}
+		rp := reportedPod{key: key}
+		for name, q := range u.Usage {
+			rp.usage = append(rp.usage, namedValue{name: name, value: q.AsApproximateFloat64()})
+		}
+		l.podIndex[key] = len(l.pods)
+		l.pods = append(l.pods, rp)
 	}
 	return l
 }
@@ -60,20 +84,21 @@ func freeShare(alloc, used, req float64) int64 {
 }
 
 // NodeLoad is the one definition of a node's load check and load score: a Load compiled against one
-// node's allocatable and one list of thresholds and weights (a scheduler profile's). It holds the
-// answer Check gives while the metric is fresh, and for each weighted resource the node's
-// allocatable and measured usage as numbers. A scheduler keeps one per node, rebuilt when the node's
-// NodeMetric or its Node changes (NewNodeLoad allocates), so that Filter is a freshness test and Score
-// a few arithmetic operations per weighted resource; neither allocates nor looks anything up.
-// CheckLoad and LoadScore, which take the NodeMetric itself, are derived from it.
+// node's allocatable and one list of thresholds and weights (a scheduler profile's). It holds, for
+// each threshold and each weighted resource, the node's allocatable and reported usage as numbers.
+// A scheduler keeps one per node, rebuilt when the node's NodeMetric or its Node changes
+// (NewNodeLoad allocates), so that Filter is a freshness test and a comparison per threshold, and
+// Score a few arithmetic operations per weighted resource; neither allocates nor looks anything up.
+// CheckLoad and LoadScore, which take the NodeMetric itself, are derived from it. The Estimated
+// variants add an Adjustment (UsageEstimator) to the reported usage.
 //
 // Freshness is judged at the time of each call, from the metric's update time: a metric that expires
 // after the NodeLoad was built is treated as expired.
 type NodeLoad struct {
 	updated    int64
 	hasUpdated bool
-	// check is the answer of Check while the metric is fresh.
-	check LoadCheck
+	// limits are the thresholds that are checked, in order.
+	limits []resourceLimit
 	// shares are the weighted resources that count in the score, in the order of the weights; up
 	// to len(inline) of them are kept in inline, which shares then points into, so that Score reads
 	// them without a further memory access.
@@ -83,9 +108,17 @@ type NodeLoad struct {
 	total int64
 }
 
+type resourceLimit struct {
+	name    corev1.ResourceName
+	percent int64
+	alloc   float64
+	used    float64
+}
+
 type resourceShare struct {
 	// index is the resource's position in the weights, and so in the pod's aligned requests.
 	index  int
+	name   corev1.ResourceName
 	weight int64
 	alloc  float64
 	used   float64
@@ -94,9 +127,9 @@ type resourceShare struct {
 // NewNodeLoad compiles l against a node's allocatable, thresholds and weights. A nil Load (no
 // metric) gives nil, which Check and Score treat as a missing metric.
 //
-// The check: for each threshold, in order, the node is overloaded as soon as the measured usage of
-// the resource is strictly above Percent percent of its allocatable; a threshold of zero or less, or a
-// resource without usage or without positive allocatable, is not checked.
+// The check: for each threshold, in order, the node is overloaded as soon as the usage of the
+// resource is strictly above Percent percent of its allocatable; a threshold of zero or less, or a
+// resource without reported usage or without positive allocatable, is not checked.
 func NewNodeLoad(l *Load, allocatable corev1.ResourceList, thresholds []ResourceThreshold, weights []ResourceWeight) *NodeLoad {
 	if l == nil {
 		return nil
@@ -115,10 +148,7 @@ func NewNodeLoad(l *Load, allocatable corev1.ResourceList, thresholds []Resource
 		if !ok {
 			continue
 		}
-		if pct := used * 100 / a; pct > float64(t.Percent) {
-			n.check = LoadCheck{Overloaded: true, Resource: t.Name, UsagePercent: int64(pct), ThresholdPercent: t.Percent}
-			break
-		}
+		n.limits = append(n.limits, resourceLimit{name: t.Name, percent: t.Percent, alloc: a, used: used})
 	}
 	for i, w := range weights {
 		if w.Weight <= 0 {
@@ -129,7 +159,7 @@ func NewNodeLoad(l *Load, allocatable corev1.ResourceList, thresholds []Resource
 			continue
 		}
 		used, _ := l.used(w.Name)
-		n.shares = append(n.shares, resourceShare{index: i, weight: w.Weight, alloc: a, used: used})
+		n.shares = append(n.shares, resourceShare{index: i, name: w.Name, weight: w.Weight, alloc: a, used: used})
 		n.total += w.Weight
 	}
 	return n
@@ -150,26 +180,37 @@ func (n *NodeLoad) Fresh(now time.Time, maxAge time.Duration) bool {
 	return n != nil && n.hasUpdated && fresh(n.updated, now, maxAge)
 }
 
-// OverThreshold reports whether the compiled usage is over one of the thresholds, whatever the
-// metric's age: Check answers Overloaded only for such a NodeLoad, and only while it is fresh. A
-// metric that expires can therefore turn an overloaded node into one that passes, never the
-// reverse.
-func (n *NodeLoad) OverThreshold() bool {
-	return n != nil && n.check.Overloaded
+// Check reports whether the node is over the thresholds NewNodeLoad was given, by its reported
+// usage; a missing or expired metric is never overloaded and gives Stale (see CheckLoad).
+func (n *NodeLoad) Check(now time.Time, maxAge time.Duration) LoadCheck {
+	return n.CheckEstimated(nil, now, maxAge)
 }
 
-// Check reports whether the node is over the thresholds NewNodeLoad was given; a missing or expired
-// metric is never overloaded and gives Stale (see CheckLoad).
-func (n *NodeLoad) Check(now time.Time, maxAge time.Duration) LoadCheck {
+// CheckEstimated is Check on the reported usage changed by adj (nil: unchanged), never below zero.
+func (n *NodeLoad) CheckEstimated(adj *Adjustment, now time.Time, maxAge time.Duration) LoadCheck {
 	if !n.Fresh(now, maxAge) {
 		return LoadCheck{Stale: true}
 	}
-	return n.check
+	for _, t := range n.limits {
+		used := t.used
+		if adj != nil {
+			used = max(used+adj.Delta(t.name), 0)
+		}
+		if pct := used * 100 / t.alloc; pct > float64(t.percent) {
+			return LoadCheck{Overloaded: true, Resource: t.name, UsagePercent: int64(pct), ThresholdPercent: t.percent}
+		}
+	}
+	return LoadCheck{}
 }
 
 // Score is the node's load score with the pod on it (see LoadScore) for the weights NewNodeLoad was
 // given; podRequests are aligned with those weights (AlignRequests).
 func (n *NodeLoad) Score(podRequests []float64, now time.Time, maxAge time.Duration) int64 {
+	return n.ScoreEstimated(nil, podRequests, now, maxAge)
+}
+
+// ScoreEstimated is Score on the reported usage changed by adj (nil: unchanged), never below zero.
+func (n *NodeLoad) ScoreEstimated(adj *Adjustment, podRequests []float64, now time.Time, maxAge time.Duration) int64 {
 	if !n.Fresh(now, maxAge) || n.total == 0 {
 		return NeutralLoadScore
 	}
@@ -179,9 +220,26 @@ func (n *NodeLoad) Score(podRequests []float64, now time.Time, maxAge time.Durat
 		if s.index < len(podRequests) {
 			req = podRequests[s.index]
 		}
-		sum += s.weight * freeShare(s.alloc, s.used, req)
+		used := s.used
+		if adj != nil {
+			used = max(used+adj.Delta(s.name), 0)
+		}
+		sum += s.weight * freeShare(s.alloc, used, req)
 	}
 	return sum / n.total
+}
+
+// EstimatedUsage returns the node's usage of the resource with adj applied (never below zero), and
+// false when the metric reports no usage of it.
+func (l *Load) EstimatedUsage(name corev1.ResourceName, adj *Adjustment) (float64, bool) {
+	if l == nil {
+		return 0, false
+	}
+	used, ok := l.used(name)
+	if !ok {
+		return 0, false
+	}
+	return max(used+adj.Delta(name), 0), true
 }
 
 // AlignRequests returns the pod's requests (from a computed request list, e.g. component-helpers'

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 )
@@ -101,20 +100,6 @@ func TestLoadFormsAgreeWithSpec(t *testing.T) {
 						nl := NewNodeLoad(NewLoad(m), a, th, w)
 						if got := nl.Check(now, maxAge); got != want {
 							t.Errorf("metric %d, alloc %d, thresholds %d, weights %d: NodeLoad.Check = %+v, want %+v", mi, ai, ti, wi, got, want)
-						}
-						// OverThreshold is Check's answer were the metric fresh: the spec on the same
-						// usage, updated now and without an age limit.
-						wantOver := false
-						if m != nil {
-							fresh := m.DeepCopy()
-							fresh.Status.UpdateTime = &metav1.Time{Time: now}
-							wantOver = specCheck(fresh, a, th, now, 0).Overloaded
-						}
-						if got := nl.OverThreshold(); got != wantOver {
-							t.Errorf("metric %d, alloc %d, thresholds %d: NodeLoad.OverThreshold = %v, want %v", mi, ai, ti, got, wantOver)
-						}
-						if want.Overloaded && !nl.OverThreshold() {
-							t.Errorf("metric %d, alloc %d, thresholds %d: Check says overloaded, OverThreshold does not", mi, ai, ti)
 						}
 						if got := nl.Fresh(now, maxAge); got != wantFresh {
 							t.Errorf("metric %d: NodeLoad.Fresh = %v, want %v", mi, got, wantFresh)

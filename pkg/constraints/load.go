@@ -96,3 +96,15 @@ func LoadScore(metric *slov1alpha1.NodeMetric, allocatable, podRequests corev1.R
 	}
 	return NewNodeLoad(NewLoad(metric), allocatable, nil, weights).Score(AlignRequests(podRequests, weights), now, maxAge)
 }
+
+// CheckLoadEstimated is CheckLoad on the node's estimated usage: the metric's usage adjusted by est
+// for pods, the pods bound to the node (UsageEstimator). A nil est is CheckLoad. It is the check
+// LowNodeLoad makes and, with the pods of the scheduler's NodeInfo, LoadAware's Filter.
+func CheckLoadEstimated(metric *slov1alpha1.NodeMetric, allocatable corev1.ResourceList, thresholds []ResourceThreshold, est *UsageEstimator, pods []*corev1.Pod, now time.Time, maxAge time.Duration) LoadCheck {
+	if !MetricFresh(metric, now, maxAge) {
+		return LoadCheck{Stale: true}
+	}
+	l := NewLoad(metric)
+	adj := est.Adjust(l, len(pods), func(i int) *corev1.Pod { return pods[i] }, now)
+	return NewNodeLoad(l, allocatable, thresholds, nil).CheckEstimated(&adj, now, maxAge)
+}

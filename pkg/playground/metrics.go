@@ -31,7 +31,9 @@ const BaselineUsageAnnotation = simload.BaselineUsageAnnotation
 const MetricsServiceName = "accord-playground-metrics-server"
 
 // simulatedUsage is what the playground's metrics.k8s.io serves, computed on every request from the
-// informers' caches: a running pod uses what its containers request; a node uses its baseline
+// informers' caches: a running pod uses what its simload.UsageAnnotation says (reported on its first
+// container) and, for the resources the annotation leaves out or without one, what its containers
+// request; a pod whose annotation does not parse uses its requests (the error is logged); a node uses its baseline
 // (BaselineUsageAnnotation) plus the usage of its running pods. A node whose annotation does not
 // parse is left out (its NodeMetric goes stale, as with a real source that has no data for it).
 type simulatedUsage struct {
@@ -63,12 +65,26 @@ func (u *simulatedUsage) Usage() (map[string]corev1.ResourceList, map[types.Name
 		if p.Spec.NodeName == "" || p.Status.Phase != corev1.PodRunning {
 			continue
 		}
+		annotated, err := simload.PodUsage(p)
+		if err != nil {
+			u.logger.Error(err, "Pod reported at its requests")
+		}
 		containers := make([]metricsv1beta1.ContainerMetrics, 0, len(p.Spec.Containers))
-		for _, c := range p.Spec.Containers {
+		for i, c := range p.Spec.Containers {
 			// Both resources are always reported (a container that requests nothing uses nothing).
 			usage := corev1.ResourceList{
 				corev1.ResourceCPU:    c.Resources.Requests.Cpu().DeepCopy(),
 				corev1.ResourceMemory: c.Resources.Requests.Memory().DeepCopy(),
+			}
+			for name := range usage {
+				if q, ok := annotated[name]; ok {
+					// The pod's annotated usage, all of it on the first container.
+					if i == 0 {
+						usage[name] = q.DeepCopy()
+					} else {
+						usage[name] = *resource.NewQuantity(0, q.Format)
+					}
+				}
 			}
 			containers = append(containers, metricsv1beta1.ContainerMetrics{Name: c.Name, Usage: usage})
 			if nodeUsage, ok := nodes[p.Spec.NodeName]; ok {

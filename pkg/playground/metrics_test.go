@@ -10,6 +10,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/accord-sched/accord/pkg/playground/simload"
 )
 
 func TestSimulatedUsage(t *testing.T) {
@@ -54,6 +56,10 @@ func TestSimulatedUsage(t *testing.T) {
 		pod("pending", "", corev1.PodPending, corev1.Container{Name: "app", Resources: requests("1", "1Gi")}),
 		pod("done", "hot", corev1.PodSucceeded, corev1.Container{Name: "app", Resources: requests("1", "1Gi")}),
 		pod("c", "broken", corev1.PodRunning, corev1.Container{Name: "app", Resources: requests("1", "1Gi")}),
+		annotatedPod(pod("under", "plain", corev1.PodRunning,
+			corev1.Container{Name: "app", Resources: requests("100m", "64Mi")},
+			corev1.Container{Name: "side", Resources: requests("50m", "")}), `{"cpu":"1"}`),
+		annotatedPod(pod("bad", "plain", corev1.PodRunning, corev1.Container{Name: "app", Resources: requests("10m", "")}), `{"cpu":"-1"}`),
 	} {
 		if err := pods.Add(o); err != nil {
 			t.Fatal(err)
@@ -64,7 +70,9 @@ func TestSimulatedUsage(t *testing.T) {
 
 	// A node reports its baseline + its running pods' requests; a node whose annotation does not
 	// parse is left out, never reported as zero.
-	wantNodes := map[string]string{"hot": "7500m/21Gi", "plain": "250m/0"}
+	// "under" uses its annotated 1 CPU (on its first container) and its 64Mi of requested memory;
+	// "bad"'s annotation is rejected, so it uses its requests.
+	wantNodes := map[string]string{"hot": "7500m/21Gi", "plain": "1260m/64Mi"}
 	if len(gotNodes) != len(wantNodes) {
 		t.Fatalf("nodes %v, want %v", gotNodes, wantNodes)
 	}
@@ -75,7 +83,8 @@ func TestSimulatedUsage(t *testing.T) {
 		}
 	}
 	// Running pods report each container's requests, both resources always present.
-	wantPods := map[string]map[string]string{"a": {"app": "500m/1Gi", "side": "0/0"}, "b": {"app": "250m/0"}, "c": {"app": "1/1Gi"}}
+	wantPods := map[string]map[string]string{"a": {"app": "500m/1Gi", "side": "0/0"}, "b": {"app": "250m/0"}, "c": {"app": "1/1Gi"},
+		"under": {"app": "1/64Mi", "side": "0/0"}, "bad": {"app": "10m/0"}}
 	if len(gotPods) != len(wantPods) {
 		t.Fatalf("pods %v, want %v", gotPods, wantPods)
 	}
@@ -90,4 +99,9 @@ func TestSimulatedUsage(t *testing.T) {
 			}
 		}
 	}
+}
+
+func annotatedPod(p *corev1.Pod, usage string) *corev1.Pod {
+	p.Annotations = map[string]string{simload.UsageAnnotation: usage}
+	return p
 }

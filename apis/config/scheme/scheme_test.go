@@ -71,6 +71,7 @@ func TestLoadArgs(t *testing.T) {
 				UsageThresholds:             map[corev1.ResourceName]int64{"cpu": 65, "memory": 95},
 				ResourceWeights:             map[corev1.ResourceName]int64{"cpu": 1, "memory": 1},
 				NodeMetricExpirationSeconds: 180,
+				EstimatedScalingFactors:     map[corev1.ResourceName]int64{"cpu": 85, "memory": 70},
 			},
 		},
 		{
@@ -83,12 +84,16 @@ func TestLoadArgs(t *testing.T) {
     args:
       usageThresholds:
         cpu: 80
+      estimatedScalingFactors: {}
+      estimatedSecondsAfterPodScheduled: 30
 `,
 			wantFit: &config.NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyIgnore},
 			wantLoad: &config.LoadAwareArgs{
-				UsageThresholds:             map[corev1.ResourceName]int64{"cpu": 80},
-				ResourceWeights:             map[corev1.ResourceName]int64{"cpu": 1, "memory": 1},
-				NodeMetricExpirationSeconds: 180,
+				UsageThresholds:                   map[corev1.ResourceName]int64{"cpu": 80},
+				ResourceWeights:                   map[corev1.ResourceName]int64{"cpu": 1, "memory": 1},
+				NodeMetricExpirationSeconds:       180,
+				EstimatedScalingFactors:           map[corev1.ResourceName]int64{},
+				EstimatedSecondsAfterPodScheduled: 30,
 			},
 		},
 		{

@@ -26,4 +26,11 @@ func SetDefaults_LoadAwareArgs(obj *LoadAwareArgs) {
 		s := DefaultNodeMetricExpirationSeconds
 		obj.NodeMetricExpirationSeconds = &s
 	}
+	if obj.EstimatedScalingFactors == nil {
+		obj.EstimatedScalingFactors = config.DefaultEstimatedScalingFactors()
+	}
+	if obj.EstimatedSecondsAfterPodScheduled == nil {
+		s := config.DefaultEstimatedSecondsAfterPodScheduled
+		obj.EstimatedSecondsAfterPodScheduled = &s
+	}
 }

@@ -67,6 +67,10 @@ func autoConvert_v1_LoadAwareArgs_To_config_LoadAwareArgs(in *LoadAwareArgs, out
 	if err := metav1.Convert_Pointer_int64_To_int64(&in.NodeMetricExpirationSeconds, &out.NodeMetricExpirationSeconds, s); err != nil {
 		return err
 	}
+	out.EstimatedScalingFactors = *(*map[corev1.ResourceName]int64)(unsafe.Pointer(&in.EstimatedScalingFactors))
+	if err := metav1.Convert_Pointer_int64_To_int64(&in.EstimatedSecondsAfterPodScheduled, &out.EstimatedSecondsAfterPodScheduled, s); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -79,6 +83,10 @@ func autoConvert_config_LoadAwareArgs_To_v1_LoadAwareArgs(in *config.LoadAwareAr
 	out.UsageThresholds = *(*map[corev1.ResourceName]int64)(unsafe.Pointer(&in.UsageThresholds))
 	out.ResourceWeights = *(*map[corev1.ResourceName]int64)(unsafe.Pointer(&in.ResourceWeights))
 	if err := metav1.Convert_int64_To_Pointer_int64(&in.NodeMetricExpirationSeconds, &out.NodeMetricExpirationSeconds, s); err != nil {
+		return err
+	}
+	out.EstimatedScalingFactors = *(*map[corev1.ResourceName]int64)(unsafe.Pointer(&in.EstimatedScalingFactors))
+	if err := metav1.Convert_int64_To_Pointer_int64(&in.EstimatedSecondsAfterPodScheduled, &out.EstimatedSecondsAfterPodScheduled, s); err != nil {
 		return err
 	}
 	return nil

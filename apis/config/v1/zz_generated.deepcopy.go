@@ -49,6 +49,18 @@ func (in *LoadAwareArgs) DeepCopyInto(out *LoadAwareArgs) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.EstimatedScalingFactors != nil {
+		in, out := &in.EstimatedScalingFactors, &out.EstimatedScalingFactors
+		*out = make(map[corev1.ResourceName]int64, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
+	if in.EstimatedSecondsAfterPodScheduled != nil {
+		in, out := &in.EstimatedSecondsAfterPodScheduled, &out.EstimatedSecondsAfterPodScheduled
+		*out = new(int64)
+		**out = **in
+	}
 	return
 }
 

@@ -60,6 +60,17 @@ func ValidateLoadAwareArgs(path *field.Path, args *config.LoadAwareArgs) field.E
 	if args.NodeMetricExpirationSeconds <= 0 {
 		errs = append(errs, field.Invalid(path.Child("nodeMetricExpirationSeconds"), args.NodeMetricExpirationSeconds, "must be greater than 0"))
 	}
+	errs = append(errs, ValidateEstimate(path, args.EstimatedScalingFactors, args.EstimatedSecondsAfterPodScheduled)...)
+	return errs
+}
+
+// ValidateEstimate validates the usage estimate's args, shared by LoadAware and LowNodeLoad:
+// scaling factors in 0..100 with valid resource names, and a non-negative period.
+func ValidateEstimate(path *field.Path, factors map[corev1.ResourceName]int64, secondsAfterScheduled int64) field.ErrorList {
+	errs := validatePercentMap(path.Child("estimatedScalingFactors"), factors, MaxPercent)
+	if secondsAfterScheduled < 0 {
+		errs = append(errs, field.Invalid(path.Child("estimatedSecondsAfterPodScheduled"), secondsAfterScheduled, "must not be negative"))
+	}
 	return errs
 }
 

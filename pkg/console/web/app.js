@@ -42,7 +42,7 @@ function loadBars(load) {
   for (const r of load.resources) {
     const bar = el("div", { class: "bar" + (r.over ? " over" : "") }, el("div", { class: "fill", style: "width:" + Math.min(r.percent, 100) + "%" }));
     if (r.threshold > 0) bar.append(el("div", { class: "threshold", style: "left:" + Math.min(r.threshold, 100) + "%", title: "threshold " + r.threshold + "%" }));
-    box.append(el("div", { class: "loadrow", "data-resource": r.name }, el("span", { text: r.name }), bar, el("span", { text: r.percent + "%" })));
+    box.append(el("div", { class: "loadrow", "data-resource": r.name }, el("span", { text: r.name }), bar, el("span", { text: r.percent + "%" + (r.estimatedPercent !== r.percent ? " (est. " + r.estimatedPercent + "%)" : ""), title: "reported " + r.percent + "%, estimated " + r.estimatedPercent + "% (" + (load.estimatedPods || 0) + " pods since the report, " + (load.gonePods || 0) + " gone)" })));
   }
   return box;
 }

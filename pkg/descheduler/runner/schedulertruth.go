@@ -35,6 +35,8 @@ const (
 //	DefaultEvictor missingCRPolicy          = the scheduler's NodeCRDResourceFit missingCRPolicy
 //	LowNodeLoad highThresholds              = the scheduler's LoadAware usageThresholds
 //	LowNodeLoad nodeMetricExpirationSeconds = the scheduler's LoadAware nodeMetricExpirationSeconds
+//	LowNodeLoad estimatedScalingFactors     = the scheduler's LoadAware estimatedScalingFactors
+//	LowNodeLoad estimatedSecondsAfterPodScheduled = the scheduler's LoadAware estimatedSecondsAfterPodScheduled
 //
 // A policy that leaves one out gets the scheduler's value; a policy that sets one to another value
 // is rejected with both field paths. LowNodeLoad's resourceWeights, when left out, are LoadAware's
@@ -272,11 +274,45 @@ func (t *schedulerTruth) lowNodeLoad(path *field.Path, given map[string]bool, a 
 			errs = append(errs, field.Invalid(path.Child("nodeMetricExpirationSeconds"), v,
 				t.contradiction(given["nodeMetricExpirationSeconds"], s.fieldPath(t.file, "nodeMetricExpirationSeconds"), la.NodeMetricExpirationSeconds)))
 		}
+		switch {
+		case !given["estimatedScalingFactors"] && first:
+			a.EstimatedScalingFactors = maps.Clone(la.EstimatedScalingFactors)
+		case !sameFactors(a.EstimatedScalingFactors, la.EstimatedScalingFactors):
+			errs = append(errs, field.Invalid(path.Child("estimatedScalingFactors"), a.EstimatedScalingFactors,
+				t.contradiction(given["estimatedScalingFactors"], s.fieldPath(t.file, "estimatedScalingFactors"), la.EstimatedScalingFactors)))
+		}
+		switch {
+		case !given["estimatedSecondsAfterPodScheduled"] && first:
+			v := la.EstimatedSecondsAfterPodScheduled
+			a.EstimatedSecondsAfterPodScheduled = &v
+		case a.EstimatedSecondsAfterPodScheduled == nil || *a.EstimatedSecondsAfterPodScheduled != la.EstimatedSecondsAfterPodScheduled:
+			var v any
+			if a.EstimatedSecondsAfterPodScheduled != nil {
+				v = *a.EstimatedSecondsAfterPodScheduled
+			}
+			errs = append(errs, field.Invalid(path.Child("estimatedSecondsAfterPodScheduled"), v,
+				t.contradiction(given["estimatedSecondsAfterPodScheduled"], s.fieldPath(t.file, "estimatedSecondsAfterPodScheduled"), la.EstimatedSecondsAfterPodScheduled)))
+		}
 		if !given["resourceWeights"] && first {
 			a.ResourceWeights = maps.Clone(la.ResourceWeights)
 		}
 	}
 	return errs, nil
+}
+
+// sameFactors reports whether two estimatedScalingFactors estimate alike: the same positive factors
+// (a factor of zero, like a missing one, estimates nothing).
+func sameFactors(a, b map[corev1.ResourceName]int64) bool {
+	pos := func(m map[corev1.ResourceName]int64) map[corev1.ResourceName]int64 {
+		out := map[corev1.ResourceName]int64{}
+		for k, v := range m {
+			if v > 0 {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	return maps.Equal(pos(a), pos(b))
 }
 
 // contradiction describes a policy value that differs from the scheduler's at schedPath. A value

@@ -39,6 +39,8 @@ profiles:
       usageThresholds: {cpu: 70, memory: 85}
       resourceWeights: {cpu: 2, memory: 1}
       nodeMetricExpirationSeconds: 120
+      estimatedScalingFactors: {cpu: 90}
+      estimatedSecondsAfterPodScheduled: 30
 `
 
 const truthPolicyHead = `apiVersion: descheduler/v1alpha2
@@ -110,6 +112,12 @@ func TestSchedulerTruthFillsIn(t *testing.T) {
 	if want := map[corev1.ResourceName]int64{"cpu": 2, "memory": 1}; !maps.Equal(lnl.ResourceWeights, want) {
 		t.Errorf("resourceWeights = %v, want the scheduler's %v", lnl.ResourceWeights, want)
 	}
+	if want := map[corev1.ResourceName]int64{"cpu": 90}; !maps.Equal(lnl.EstimatedScalingFactors, want) {
+		t.Errorf("estimatedScalingFactors = %v, want the scheduler's %v", lnl.EstimatedScalingFactors, want)
+	}
+	if lnl.EstimatedSecondsAfterPodScheduled == nil || *lnl.EstimatedSecondsAfterPodScheduled != 30 {
+		t.Errorf("estimatedSecondsAfterPodScheduled = %v, want the scheduler's 30", lnl.EstimatedSecondsAfterPodScheduled)
+	}
 	if lnl.ConsecutiveAbnormalities != 1 {
 		t.Errorf("an arg with no scheduler counterpart changed: consecutiveAbnormalities = %d", lnl.ConsecutiveAbnormalities)
 	}
@@ -131,7 +139,15 @@ func TestSchedulerTruthRejectsContradictions(t *testing.T) {
 		want       []string
 	}{{
 		name: "equal values",
-		args: "  - name: NodeCRDResourceFit\n    args: {missingCRPolicy: Ignore}\n  - name: LowNodeLoad\n    args:\n      highThresholds: {cpu: 70, memory: 85}\n      lowThresholds: {cpu: 10, memory: 10}\n      nodeMetricExpirationSeconds: 120\n      resourceWeights: {cpu: 5}\n",
+		args: "  - name: NodeCRDResourceFit\n    args: {missingCRPolicy: Ignore}\n  - name: LowNodeLoad\n    args:\n      highThresholds: {cpu: 70, memory: 85}\n      lowThresholds: {cpu: 10, memory: 10}\n      nodeMetricExpirationSeconds: 120\n      resourceWeights: {cpu: 5}\n      estimatedScalingFactors: {cpu: 90, memory: 0}\n      estimatedSecondsAfterPodScheduled: 30\n",
+	}, {
+		name: "estimatedScalingFactors",
+		args: "  - name: LowNodeLoad\n    args:\n      estimatedScalingFactors: {cpu: 85, memory: 70}\n",
+		want: []string{"profiles[0].pluginConfig[0].args.estimatedScalingFactors", "profiles[1].pluginConfig[1].args.estimatedScalingFactors"},
+	}, {
+		name: "estimatedSecondsAfterPodScheduled",
+		args: "  - name: LowNodeLoad\n    args:\n      estimatedSecondsAfterPodScheduled: 0\n",
+		want: []string{"profiles[0].pluginConfig[0].args.estimatedSecondsAfterPodScheduled", "profiles[1].pluginConfig[1].args.estimatedSecondsAfterPodScheduled"},
 	}, {
 		name: "highThresholds",
 		args: "  - name: LowNodeLoad\n    args:\n      highThresholds: {cpu: 90, memory: 85}\n      lowThresholds: {cpu: 10, memory: 10}\n",

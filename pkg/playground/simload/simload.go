@@ -22,6 +22,35 @@ import (
 //	kubectl annotate node node-3 --overwrite sim.accord.dev/baseline-usage='{"cpu":"1","memory":"4Gi"}'
 const BaselineUsageAnnotation = "sim.accord.dev/baseline-usage"
 
+// UsageAnnotation holds, on a pod, as a JSON ResourceList in the form of BaselineUsageAnnotation, the
+// usage the simulated metrics server reports for the pod instead of its requests, e.g. a pod that
+// requests 100m and uses a whole CPU:
+//
+//	metadata:
+//	  annotations:
+//	    sim.accord.dev/usage: '{"cpu":"1","memory":"256Mi"}'
+//
+// Resources it leaves out are reported at the pod's requests.
+const UsageAnnotation = "sim.accord.dev/usage"
+
+// PodUsage returns the usage a pod's UsageAnnotation sets (nil when it has none).
+func PodUsage(pod *corev1.Pod) (corev1.ResourceList, error) {
+	raw := pod.Annotations[UsageAnnotation]
+	if raw == "" {
+		return nil, nil
+	}
+	usage := corev1.ResourceList{}
+	if err := json.Unmarshal([]byte(raw), &usage); err != nil {
+		return nil, fmt.Errorf("pod %s/%s: annotation %s: %w", pod.Namespace, pod.Name, UsageAnnotation, err)
+	}
+	for name, q := range usage {
+		if q.Sign() < 0 {
+			return nil, fmt.Errorf("pod %s/%s: annotation %s: %s must not be negative", pod.Namespace, pod.Name, UsageAnnotation, name)
+		}
+	}
+	return usage, nil
+}
+
 // SetBaseline writes a node's baseline usage annotation with a merge patch.
 func SetBaseline(ctx context.Context, client kubernetes.Interface, node string, usage corev1.ResourceList) error {
 	value, err := json.Marshal(usage)

@@ -86,24 +86,9 @@ const inlineDerived = 2
 // DerivedKey names a value registered with Derive.
 type DerivedKey int
 
-// deriver is a function registered with Derive and, for DeriveCounting, what it counts.
+// deriver is a function registered with Derive.
 type deriver struct {
 	fn func(*NodeData) any
-	// counts reports whether a derived value counts (nil: nothing is counted); count is the number
-	// of nodes whose published value counts, or more while a change is being published.
-	counts func(any) bool
-	count  NodeCount
-}
-
-// NodeCount is a number of nodes the index keeps (DeriveCounting).
-type NodeCount struct{ n atomic.Int64 }
-
-// Load returns the number.
-func (c *NodeCount) Load() int64 { return c.n.Load() }
-
-// counted reports whether the deriver counts the value at position i of derived.
-func (dv *deriver) counted(derived []any, i int) bool {
-	return dv.counts != nil && i < len(derived) && dv.counts(derived[i])
 }
 
 // Derived returns the value the Derive function registered under k made of d (nil for a nil d).
@@ -150,27 +135,15 @@ func (x *NodeIndex) Get(name string) *NodeData {
 // thresholds and weights), prepared once per change instead of once per pod. Every node's data
 // holds fn's result when Derive returns.
 func (x *NodeIndex) Derive(fn func(*NodeData) any) DerivedKey {
-	k, _ := x.DeriveCounting(fn, nil)
-	return k
-}
-
-// DeriveCounting is Derive, and also keeps the number of nodes whose derived value counts (a pure
-// function of that value) reports true; the returned NodeCount reads it without a lock. The number
-// is raised before a node's counted value is published and lowered after it has been replaced, so at
-// any moment it is at least the number of nodes whose published value counts: a reader that reads
-// zero knows that no node's data, as Lookup and Get returned it at that moment, counts. LoadAware
-// counts the nodes over a threshold, and skips its Filter while there are none.
-func (x *NodeIndex) DeriveCounting(fn func(*NodeData) any, counts func(any) bool) (DerivedKey, *NodeCount) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	dv := &deriver{fn: fn, counts: counts}
-	x.derivers = append(x.derivers, dv)
+	x.derivers = append(x.derivers, &deriver{fn: fn})
 	for _, shard := range x.maps.Load().byName {
 		for name := range shard {
 			x.update(name, func(*NodeData) {})
 		}
 	}
-	return DerivedKey(len(x.derivers) - 1), &dv.count
+	return DerivedKey(len(x.derivers) - 1)
 }
 
 // WatchOffers makes the index follow s, a ClusterScopedResource store whose objects carry their
@@ -254,11 +227,10 @@ func (x *NodeIndex) update(name string, change func(*NodeData)) {
 	old := x.maps.Load().byName[x.nameShard(name)][name]
 	d := &NodeData{}
 	var oldNode *corev1.Node
-	var oldDerived []any
 	if old != nil {
 		*d = *old
 		d.derived, d.inline = nil, [inlineDerived]any{} // derived again below
-		oldNode, oldDerived = old.Node, old.derived
+		oldNode = old.Node
 	}
 	change(d)
 	if d.Node == nil && d.CR == nil && d.Metric == nil {
@@ -267,7 +239,6 @@ func (x *NodeIndex) update(name string, change func(*NodeData)) {
 				e.setName(name, nil)
 				e.setNode(oldNode, nil)
 			})
-			x.uncount(oldDerived, nil)
 		}
 		return
 	}
@@ -278,9 +249,6 @@ func (x *NodeIndex) update(name string, change func(*NodeData)) {
 	}
 	for i, dv := range x.derivers {
 		d.derived[i] = dv.fn(d)
-		if dv.counted(d.derived, i) && !dv.counted(oldDerived, i) {
-			dv.count.n.Add(1)
-		}
 	}
 	x.republish(func(e *mapEdit) {
 		e.setName(name, d)
@@ -289,17 +257,6 @@ func (x *NodeIndex) update(name string, change func(*NodeData)) {
 		}
 		e.setNode(d.Node, d)
 	})
-	x.uncount(oldDerived, d.derived)
-}
-
-// uncount lowers the counts of the values of old that counted and no longer do in next, once next
-// is published; the caller holds mu.
-func (x *NodeIndex) uncount(old, next []any) {
-	for i, dv := range x.derivers {
-		if dv.counted(old, i) && !dv.counted(next, i) {
-			dv.count.n.Add(-1)
-		}
-	}
 }
 
 // republish publishes the maps with edit's changes; the caller holds mu.

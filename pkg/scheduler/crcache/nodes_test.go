@@ -148,57 +148,6 @@ func TestNodeIndexDerive(t *testing.T) {
 	}
 }
 
-// DeriveCounting counts the nodes whose derived value counts: nodes known before the registration,
-// values that start and stop counting, and nodes that leave the index.
-func TestNodeIndexDeriveCounting(t *testing.T) {
-	loads := NewLoadStore(metricObj("n1", "hot"), metricObj("n2", "cold"))
-	x := NewNodeIndex().WatchLoads(loads)
-	h := x.NodeHandler()
-	hot := func(d *NodeData) any { return d.Metric != nil && d.Metric.ResourceVersion == "hot" && d.Node != nil }
-	counts := func(v any) bool { return v == true }
-	h.OnAdd(nodeObj("n1"), true)
-	k, n := x.DeriveCounting(hot, counts)
-	step := func(what string, want int64) {
-		t.Helper()
-		if got := n.Load(); got != want {
-			t.Fatalf("%s: count = %d, want %d", what, got, want)
-		}
-		var published int64
-		for _, name := range []string{"n1", "n2", "n3"} {
-			if x.Get(name).Derived(k) == true {
-				published++
-			}
-		}
-		if published != want {
-			t.Fatalf("%s: %d nodes' published values count, the count says %d", what, published, want)
-		}
-	}
-	step("registered with n1 hot and n2 without its Node", 1)
-	h.OnAdd(nodeObj("n2"), true)
-	step("n2's Node added, its metric cold", 1)
-	loads.Put(metricObj("n2", "hot"))
-	step("n2 hot", 2)
-	loads.Put(metricObj("n2", "hot"))
-	step("n2 hot again", 2)
-	loads.Put(metricObj("n3", "hot"))
-	step("n3's metric, no Node", 2)
-	loads.Put(metricObj("n1", "cold"))
-	step("n1 cold", 1)
-	h.OnDelete(nodeObj("n2"))
-	step("n2's Node deleted", 0)
-	h.OnAdd(nodeObj("n2"), true)
-	step("n2's Node back", 1)
-	h.OnDelete(nodeObj("n2"))
-	loads.Remove("n2")
-	step("n2 gone from the index", 0)
-	if x.Get("n2") != nil {
-		t.Fatal("n2 is still in the index")
-	}
-	if _, plain := x.DeriveCounting(hot, nil); plain.Load() != 0 {
-		t.Errorf("a deriver without a count function counts %d", plain.Load())
-	}
-}
-
 // Readers never see a torn state while the informer and the stores write (run with -race).
 func TestNodeIndexConcurrentReaders(t *testing.T) {
 	loads := NewLoadStore()

@@ -36,7 +36,13 @@ func schedulerConfig() string {
 // ends.
 func startScheduler(t *testing.T) {
 	t.Helper()
-	config := schedulerConfig()
+	startSchedulerWith(t, schedulerConfig())
+}
+
+// startSchedulerWith runs accord-scheduler in-process with the configuration file config until the
+// test ends.
+func startSchedulerWith(t *testing.T, config string) {
+	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := env.WriteKubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)

@@ -109,6 +109,7 @@ func TestUpstreamPolicies(t *testing.T) {
 		{"lownodeload.yaml", lownodeload.Name, &lownodeload.LowNodeLoadArgs{TypeMeta: typeMeta("LowNodeLoadArgs"),
 			HighThresholds: map[corev1.ResourceName]int64{"cpu": 80, "memory": 90}, LowThresholds: map[corev1.ResourceName]int64{"cpu": 40, "memory": 60},
 			ResourceWeights: map[corev1.ResourceName]int64{"cpu": 2, "memory": 1}, NodeMetricExpirationSeconds: ptr.To[int64](180), ConsecutiveAbnormalities: 2,
+			EstimatedScalingFactors: map[corev1.ResourceName]int64{"cpu": 85, "memory": 70}, EstimatedSecondsAfterPodScheduled: ptr.To[int64](0),
 			EvictableNamespaces: &pluginutil.Namespaces{Exclude: []string{"kube-system"}},
 			PodSelectors:        []lownodeload.PodSelector{{Name: "stateless", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "stateless"}}}}}},
 	}

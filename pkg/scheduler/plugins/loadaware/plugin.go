@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,17 +45,26 @@ const reasonOverThreshold = "node(s) are over their %s usage threshold"
 type Plugin struct {
 	// nodes is the scheduler's crcache.NodeIndex: Filter and Score find each node's NodeMetric
 	// there by the Node object they are given, with what this plugin compiled from it (compiled).
-	nodes    *crcache.NodeIndex
-	compiled crcache.DerivedKey
-	// overThreshold counts the nodes whose compiled NodeLoad is over a threshold, whatever the
-	// metric's age, and the nodes with a NodeMetric whose Node the index has not received yet: while
-	// it is zero, Filter passes every node and PreFilter skips it.
-	overThreshold *crcache.NodeCount
-	lister        corelisters.NodeLister
-	thresholds    []constraints.ResourceThreshold
-	weights       []constraints.ResourceWeight
-	maxAge        time.Duration
-	clock         clock.PassiveClock
+	nodes      *crcache.NodeIndex
+	compiled   crcache.DerivedKey
+	lister     corelisters.NodeLister
+	thresholds []constraints.ResourceThreshold
+	weights    []constraints.ResourceWeight
+	maxAge     time.Duration
+	clock      clock.PassiveClock
+	// est estimates the usage of the pods a node's NodeMetric does not include yet (nil: off).
+	est *constraints.UsageEstimator
+	// adjustments keeps, per node name, the last *adjustment computed, reused while the NodeInfo's
+	// generation (its pods), the node's compiled metric and the estimate's period are unchanged.
+	adjustments sync.Map
+}
+
+// adjustment is the estimate's change to one node's reported usage, for one NodeInfo generation
+// and one compiled NodeMetric.
+type adjustment struct {
+	generation int64
+	load       *constraints.Load
+	adj        constraints.Adjustment
 }
 
 var (
@@ -95,6 +105,12 @@ func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelister
 		maxAge: time.Duration(args.NodeMetricExpirationSeconds) * time.Second,
 		clock:  c,
 	}
+	var factors []constraints.ResourceFactor
+	for name, pct := range args.EstimatedScalingFactors {
+		factors = append(factors, constraints.ResourceFactor{Name: name, Percent: pct})
+	}
+	slices.SortFunc(factors, func(a, b constraints.ResourceFactor) int { return strings.Compare(string(a.Name), string(b.Name)) })
+	p.est = constraints.NewUsageEstimator(factors, time.Duration(args.EstimatedSecondsAfterPodScheduled)*time.Second)
 	for name, pct := range args.UsageThresholds {
 		p.thresholds = append(p.thresholds, constraints.ResourceThreshold{Name: name, Percent: pct})
 	}
@@ -106,28 +122,14 @@ func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelister
 	slices.SortFunc(p.weights, func(a, b constraints.ResourceWeight) int { return strings.Compare(string(a.Name), string(b.Name)) })
 	// Compiled once per change of a node's NodeMetric or Node, with this plugin's thresholds and
 	// weights, rather than once per pod. It answers only for that very Node object (see nodeLoad).
-	p.compiled, p.overThreshold = nodes.DeriveCounting(func(d *crcache.NodeData) any {
-		switch {
-		case d.Load == nil:
+	p.compiled = nodes.Derive(func(d *crcache.NodeData) any {
+		if d.Load == nil || d.Node == nil {
 			return nil
-		case d.Node == nil:
-			return nodeAwaited{}
 		}
 		return constraints.NewNodeLoad(d.Load, d.Node.Status.Allocatable, p.thresholds, p.weights)
-	}, func(v any) bool {
-		if _, awaited := v.(nodeAwaited); awaited {
-			return true
-		}
-		nl, _ := v.(*constraints.NodeLoad)
-		return nl.OverThreshold()
 	})
 	return p
 }
-
-// nodeAwaited is what the plugin derives for a node with a NodeMetric but no Node in the index yet:
-// the metric cannot be judged without the node's allocatable, so it counts as over a threshold
-// (NodeMetrics are owned by their Node, so one outliving its Node is removed with it).
-type nodeAwaited struct{}
 
 // metric returns the NodeMetric of the node named name (nil: none).
 func (p *Plugin) metric(name string) *slov1alpha1.NodeMetric {
@@ -154,14 +156,31 @@ func (p *Plugin) compiledFor(node *corev1.Node) (*crcache.NodeData, *constraints
 
 // nodeLoad returns the node's current NodeMetric compiled with this plugin's thresholds and
 // weights: the one the index keeps for this very Node object, or, when the index holds another (a
-// Node update on its way), one compiled now for the Node given. nil without a NodeMetric, which
-// NodeLoad's Check and Score treat as a missing metric.
-func (p *Plugin) nodeLoad(node *corev1.Node) *constraints.NodeLoad {
+// Node update on its way), one compiled now for the Node given; and the estimate's adjustment of
+// its usage for the pods of nodeInfo at now (nil when the estimate is off). The NodeLoad is nil
+// without a NodeMetric, which NodeLoad's Check and Score treat as a missing metric.
+func (p *Plugin) nodeLoad(nodeInfo fwk.NodeInfo, node *corev1.Node, now time.Time) (*constraints.NodeLoad, *constraints.Adjustment) {
 	d, nl := p.compiledFor(node)
-	if d == nil || nl != nil {
-		return nl
+	if d == nil {
+		return nil, nil
 	}
-	return constraints.NewNodeLoad(d.Load, node.Status.Allocatable, p.thresholds, p.weights)
+	if nl == nil {
+		nl = constraints.NewNodeLoad(d.Load, node.Status.Allocatable, p.thresholds, p.weights)
+	}
+	if p.est == nil || !nl.Fresh(now, p.maxAge) {
+		return nl, nil
+	}
+	gen := nodeInfo.GetGeneration()
+	if v, ok := p.adjustments.Load(node.Name); ok {
+		if a := v.(*adjustment); a.generation == gen && a.load == d.Load && a.adj.ValidAt(now) {
+			return nl, &a.adj
+		}
+	}
+	pods := nodeInfo.GetPods()
+	a := &adjustment{generation: gen, load: d.Load,
+		adj: p.est.Adjust(d.Load, len(pods), func(i int) *corev1.Pod { return pods[i].GetPod() }, now)}
+	p.adjustments.Store(node.Name, a)
+	return nl, &a.adj
 }
 
 func argsFrom(obj runtime.Object) (*config.LoadAwareArgs, error) {
@@ -200,25 +219,14 @@ func (p *Plugin) podRequests(pod *corev1.Pod) corev1.ResourceList {
 	return out
 }
 
-// PreFilter computes the pod's requests and fixes the cycle's reference time. It returns Skip (the
-// framework then skips this plugin's Filter for the pod) while no node's NodeMetric is over a
-// threshold: Filter rejects only such nodes. The count of those nodes is kept by the NodeIndex as
-// metrics and Nodes change (a node whose metric the index has but not its Node counts as over), so
-// the answer costs one atomic load; a metric that expires only turns a rejection into a pass, so
-// expiry never makes the answer wrong. It answers for the Node objects the index holds, which
-// follows the scheduler's Node informer: for the moment between the scheduler's cache and the index
-// receiving an update of a Node whose allocatable shrank, Filter would judge the cache's Node and
-// the skip the index's.
+// PreFilter computes the pod's requests and fixes the cycle's reference time.
 func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	state.Write(stateKey, p.newState(pod))
-	if p.overThreshold.Load() == 0 {
-		return nil, fwk.NewStatus(fwk.Skip)
-	}
 	return nil, nil
 }
 
-// PreFilterExtensions returns nil: measured usage does not change with the pods the scheduler
-// pretends to add or remove.
+// PreFilterExtensions returns nil: Filter reads the pods of the NodeInfo it is given, so the pods
+// the scheduler pretends to add or remove (preemption) are already counted there.
 func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
 func (p *Plugin) newState(pod *corev1.Pod) *preFilterState {
@@ -231,8 +239,9 @@ func (p *Plugin) stateFrom(state fwk.CycleState, pod *corev1.Pod) (*preFilterSta
 	return cyclestate.ReadOrInit(state, stateKey, Name, func() *preFilterState { return p.newState(pod) })
 }
 
-// Filter rejects a node whose fresh NodeMetric shows a resource's usage over its threshold. A
-// node without a NodeMetric, or with an expired one, always passes. The rejection is
+// Filter rejects a node whose estimated usage (its fresh NodeMetric's, adjusted for the pods of the
+// NodeInfo by constraints.UsageEstimator) is over a resource's threshold. A node without a
+// NodeMetric, or with an expired one, always passes. The rejection is
 // UnschedulableAndUnresolvable: preempting pods does not lower measured usage at once.
 func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
 	s, st := p.stateFrom(state, pod)
@@ -243,7 +252,8 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 	if node == nil {
 		return fwk.NewStatus(fwk.Error, "node not found")
 	}
-	if c := p.nodeLoad(node).Check(s.now, p.maxAge); c.Overloaded {
+	nl, adj := p.nodeLoad(nodeInfo, node, s.now)
+	if c := nl.CheckEstimated(adj, s.now, p.maxAge); c.Overloaded {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, OverThresholdReason(c.Resource))
 	}
 	return nil
@@ -255,7 +265,7 @@ func OverThresholdReason(name corev1.ResourceName) string {
 }
 
 // Score prefers lightly used nodes: the weighted mean of each resource's free share once the pod's
-// requests are added to the measured usage, 0-100; a node without a fresh NodeMetric scores 50.
+// requests are added to the estimated usage, 0-100; a node without a fresh NodeMetric scores 50.
 func (p *Plugin) Score(_ context.Context, state fwk.CycleState, pod *corev1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	s, st := p.stateFrom(state, pod)
 	if st != nil {
@@ -265,7 +275,8 @@ func (p *Plugin) Score(_ context.Context, state fwk.CycleState, pod *corev1.Pod,
 	if node == nil {
 		return 0, fwk.NewStatus(fwk.Error, "node not found")
 	}
-	return p.nodeLoad(node).Score(s.requests, s.now, p.maxAge), nil
+	nl, adj := p.nodeLoad(nodeInfo, node, s.now)
+	return nl.ScoreEstimated(adj, s.requests, s.now, p.maxAge), nil
 }
 
 // ScoreExtensions returns nil: scores are already on the framework's 0-100 scale.
@@ -284,15 +295,20 @@ func (p *Plugin) SignPod(_ context.Context, pod *corev1.Pod) ([]fwk.SignFragment
 // EventsToRegister lists the events that can make a pod this plugin rejected schedulable:
 //   - a NodeMetric added or updated that brings an overloaded node under its thresholds, or
 //     deleted from an overloaded node (a node without a metric is never rejected);
-//   - a Node added, or its allocatable changed, so that it is not over its thresholds.
+//   - a Node added, or its allocatable changed, so that it is not over its thresholds;
+//   - with the estimate on, an assigned pod deleted: the node's estimated usage drops at once.
 //
 // A metric that merely expires produces no event; such pods are retried by the scheduler's
 // periodic flush of unschedulable pods.
 func (p *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
-	return []fwk.ClusterEventWithHint{
+	events := []fwk.ClusterEventWithHint{
 		{Event: fwk.ClusterEvent{Resource: crcache.NodeMetricResource, ActionType: fwk.Add | fwk.Update | fwk.Delete}, QueueingHintFn: p.isSchedulableAfterMetricChange},
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable}, QueueingHintFn: p.isSchedulableAfterNodeChange},
-	}, nil
+	}
+	if p.est != nil {
+		events = append(events, fwk.ClusterEventWithHint{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete}, QueueingHintFn: isSchedulableAfterPodDelete})
+	}
+	return events, nil
 }
 
 func (p *Plugin) overloaded(m *slov1alpha1.NodeMetric, node *corev1.Node, now time.Time) bool {
@@ -360,5 +376,16 @@ func (p *Plugin) isSchedulableAfterNodeChange(logger klog.Logger, pod *corev1.Po
 		logger.V(5).Info("Node is over its usage thresholds", "pod", klog.KObj(pod), "node", node.Name)
 		return fwk.QueueSkip, nil
 	}
+	return fwk.Queue, nil
+}
+
+// isSchedulableAfterPodDelete queues the pod when an assigned pod is deleted: its node's estimated
+// usage no longer counts it.
+func isSchedulableAfterPodDelete(logger klog.Logger, pod *corev1.Pod, oldObj, _ any) (fwk.QueueingHint, error) {
+	deleted, ok := oldObj.(*corev1.Pod)
+	if !ok || deleted.Spec.NodeName == "" {
+		return fwk.QueueSkip, nil
+	}
+	logger.V(5).Info("Assigned pod deleted: its node's estimated usage dropped", "pod", klog.KObj(pod), "deletedPod", klog.KObj(deleted), "node", deleted.Spec.NodeName)
 	return fwk.Queue, nil
 }

@@ -2,6 +2,7 @@ package loadaware
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -308,64 +310,64 @@ func TestViewsAgreeWithConstraints(t *testing.T) {
 	}
 }
 
-// TestPreFilterSkipsFilterWhileNoNodeIsOverThreshold: PreFilter returns Skip exactly while no node
-// of the index is over a threshold (whatever its metric's age) or awaits its Node, and whenever it
-// does, Filter passes every node the index holds.
-func TestPreFilterSkipsFilterWhileNoNodeIsOverThreshold(t *testing.T) {
+// TestFilterAndScoreCountEstimatedUsage: with estimatedScalingFactors, Filter and Score judge the
+// node's reported usage plus the estimate of the NodeInfo's pods the report does not include, minus
+// the reported pods that are leaving; without them, the reported usage alone. The adjustment follows
+// the NodeInfo's pods.
+func TestFilterAndScoreCountEstimatedUsage(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(now)
-	store := crcache.NewLoadStore()
+	m := nm("n1", "1", now.Add(-time.Second), "1", "1Gi")
+	m.Status.PodsUsage = []slov1alpha1.PodUsage{{Namespace: "ns", Name: "old", Usage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("900m")}}}
+	store := crcache.NewLoadStore(m)
 	index := crcache.NewNodeIndex().WatchLoads(store)
-	p := New(args80(), index, nodeLister(t), clk)
-	h := index.NodeHandler()
-	pod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{"cpu": "400m"}).Obj()
+	n := node("n1")
+	index.NodeHandler().OnAdd(n, true)
+	withEst := args80()
+	withEst.EstimatedScalingFactors = map[corev1.ResourceName]int64{"cpu": 85, "memory": 70}
+	on := New(withEst, index, nodeLister(t), clk)
+	off := New(args80(), index, nodeLister(t), clk)
+	pod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{"cpu": "100m"}).Obj()
 	ctx := context.Background()
-	nodes := map[string]*corev1.Node{}
-
-	expect := func(step string, wantSkip bool) {
-		t.Helper()
+	ni := framework.NewNodeInfo()
+	ni.SetNode(n)
+	old := st.MakePod().Name("old").UID("old").Namespace("ns").Node("n1").Req(map[corev1.ResourceName]string{"cpu": "1"}).Obj()
+	ni.AddPod(old)
+	verdict := func(p *Plugin) (bool, int64) {
 		state := framework.NewCycleState()
-		_, pre := p.PreFilter(ctx, state, pod, nil)
-		if pre.IsSkip() != wantSkip || (!pre.IsSkip() && !pre.IsSuccess()) {
-			t.Fatalf("%s: PreFilter = %v, want skip %v", step, pre, wantSkip)
+		if _, st := p.PreFilter(ctx, state, pod, nil); !st.IsSuccess() {
+			t.Fatalf("PreFilter: %v", st)
 		}
-		for name, n := range nodes {
-			ni := framework.NewNodeInfo()
-			ni.SetNode(n)
-			if s := p.Filter(ctx, state, pod, ni); wantSkip && !s.IsSuccess() {
-				t.Errorf("%s: PreFilter skipped Filter, which rejects %s: %v", step, name, s)
-			}
+		score, st := p.Score(ctx, state, pod, ni)
+		if !st.IsSuccess() {
+			t.Fatalf("Score: %v", st)
 		}
+		return p.Filter(ctx, state, pod, ni).IsSuccess(), score
 	}
-	addNode := func(n *corev1.Node) {
-		if old := nodes[n.Name]; old != nil {
-			h.OnUpdate(old, n)
-		} else {
-			h.OnAdd(n, true)
-		}
-		nodes[n.Name] = n
+	passOn, scoreOn := verdict(on)
+	passOff, scoreOff := verdict(off)
+	if !passOn || !passOff || scoreOn != scoreOff {
+		t.Fatalf("no pod beyond the report: on (%v, %d), off (%v, %d); want both passing alike", passOn, scoreOn, passOff, scoreOff)
 	}
-
-	expect("no metrics, no nodes", true)
-	store.Put(nm("n1", "1", now, "1", "1Gi"))
-	store.Put(nm("n2", "1", now, "2", "1Gi"))
-	expect("metrics whose Nodes the index has not received", false)
-	addNode(node("n1"))
-	addNode(node("n2"))
-	expect("both nodes under their thresholds", true)
-	store.Put(nm("n2", "2", now, "3900m", "1Gi"))
-	expect("n2 over its cpu threshold", false)
-	clk.SetTime(now.Add(2 * time.Minute))
-	expect("n2's metric expired: Filter passes it, the skip waits for a new metric", false)
-	store.Put(nm("n2", "3", clk.Now(), "1", "1Gi"))
-	expect("n2 back under", true)
-	addNode(st.MakeNode().Name("n1").Capacity(map[corev1.ResourceName]string{"cpu": "1", "memory": "16Gi"}).Obj())
-	expect("n1's allocatable shrank under its usage", false)
-	addNode(node("n1"))
-	expect("n1's allocatable restored", true)
-	h.OnDelete(nodes["n1"])
-	delete(nodes, "n1")
-	expect("n1's Node deleted, its metric left", false)
-	store.Remove("n1")
-	expect("n1 gone", true)
+	// Three pods assumed on the node (not in the report): 1 + 3 * 0.85 = 3.55 of 4 CPU.
+	for i := range 3 {
+		ni.AddPod(st.MakePod().Name(fmt.Sprintf("new%d", i)).UID(fmt.Sprintf("new%d", i)).Namespace("ns").Node("n1").
+			Req(map[corev1.ResourceName]string{"cpu": "100m"}).Lim(map[corev1.ResourceName]string{"cpu": "1"}).Obj())
+	}
+	passOn, scoreOn = verdict(on)
+	passOff, scoreOff = verdict(off)
+	t.Logf("with the estimate: pass %v score %d; reported usage alone: pass %v score %d", passOn, scoreOn, passOff, scoreOff)
+	if passOn || !passOff || scoreOn >= scoreOff {
+		t.Fatalf("three new pods: on (%v, %d) must reject and score lower than off (%v, %d)", passOn, scoreOn, passOff, scoreOff)
+	}
+	// The reported pod "old" is evicted (terminating): its 900m go, 2.65 of 4 CPU passes.
+	evicted := old.DeepCopy()
+	evicted.DeletionTimestamp = &metav1.Time{Time: now}
+	if err := ni.RemovePod(klog.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	ni.AddPod(evicted)
+	if passOn, _ = verdict(on); !passOn {
+		t.Fatal("the evicted pod's reported usage still counts")
+	}
 }

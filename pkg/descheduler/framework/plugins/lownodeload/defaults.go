@@ -37,6 +37,13 @@ func SetDefaults_LowNodeLoadArgs(a *LowNodeLoadArgs) {
 		s := DefaultNodeMetricExpirationSeconds
 		a.NodeMetricExpirationSeconds = &s
 	}
+	if a.EstimatedScalingFactors == nil {
+		a.EstimatedScalingFactors = config.DefaultEstimatedScalingFactors()
+	}
+	if a.EstimatedSecondsAfterPodScheduled == nil {
+		s := config.DefaultEstimatedSecondsAfterPodScheduled
+		a.EstimatedSecondsAfterPodScheduled = &s
+	}
 	if a.ConsecutiveAbnormalities == 0 {
 		a.ConsecutiveAbnormalities = DefaultConsecutiveAbnormalities
 	}

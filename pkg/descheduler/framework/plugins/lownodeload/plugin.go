@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -42,6 +43,8 @@ type Plugin struct {
 	weights   []constraints.ResourceWeight
 	maxAge    time.Duration
 	clock     clock.PassiveClock
+	// est is the usage estimate LoadAware makes (nil: off).
+	est *constraints.UsageEstimator
 
 	mu sync.Mutex
 	// hotCycles counts, per node, the consecutive cycles it has been hot.
@@ -77,6 +80,15 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework
 	for _, name := range pluginutil.SortedResourceNames(args.ResourceWeights) {
 		p.weights = append(p.weights, constraints.ResourceWeight{Name: name, Weight: args.ResourceWeights[name]})
 	}
+	var factors []constraints.ResourceFactor
+	for _, name := range pluginutil.SortedResourceNames(args.EstimatedScalingFactors) {
+		factors = append(factors, constraints.ResourceFactor{Name: name, Percent: args.EstimatedScalingFactors[name]})
+	}
+	var after int64
+	if args.EstimatedSecondsAfterPodScheduled != nil {
+		after = *args.EstimatedSecondsAfterPodScheduled
+	}
+	p.est = constraints.NewUsageEstimator(factors, time.Duration(after)*time.Second)
 	for _, s := range args.PodSelectors {
 		sel, err := metav1.LabelSelectorAsSelector(s.Selector)
 		if err != nil {
@@ -102,8 +114,13 @@ func (p *Plugin) Name() string { return Name }
 
 // nodeState is one node with a fresh metric, and its usage as evictions are planned.
 type nodeState struct {
-	node   *corev1.Node
+	node *corev1.Node
+	// metric is the node's NodeMetric with its NodeUsage replaced by the estimated usage
+	// (constraints.UsageEstimator, as LoadAware's Filter counts it).
 	metric *slov1alpha1.NodeMetric
+	// load is the node's compiled NodeMetric and adj the estimate's change to its usage.
+	load *constraints.Load
+	adj  constraints.Adjustment
 	// projected is a private copy of the metric whose NodeUsage follows the planned moves.
 	projected *slov1alpha1.NodeMetric
 	score     float64
@@ -189,7 +206,15 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 		if err != nil || !constraints.MetricFresh(m, now, p.maxAge) {
 			continue
 		}
-		fresh = append(fresh, &nodeState{node: n, metric: m})
+		s, err := p.estimated(n, m, now)
+		if err != nil {
+			return framework.Errorf("listing the pods of node %q: %v", n.Name, err)
+		}
+		if s.adj.Estimated > 0 || s.adj.Departed > 0 {
+			logger.V(4).Info("Node usage estimated", "node", n.Name, "podsEstimated", s.adj.Estimated, "podsGone", s.adj.Departed,
+				"reportedCPU", m.Status.NodeUsage.Cpu().String(), "estimatedCPU", s.metric.Status.NodeUsage.Cpu().String())
+		}
+		fresh = append(fresh, s)
 	}
 	high, low := p.effectiveThresholds(fresh)
 
@@ -198,7 +223,7 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 	p.mu.Lock()
 	for _, s := range fresh {
 		seen[s.node.Name] = true
-		c := constraints.CheckLoad(s.metric, s.node.Status.Allocatable, high, now, p.maxAge)
+		c := constraints.NewNodeLoad(s.load, s.node.Status.Allocatable, high, nil).CheckEstimated(&s.adj, now, p.maxAge)
 		switch {
 		case c.Overloaded:
 			p.hotCycles[s.node.Name]++
@@ -248,6 +273,35 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 		}
 	}
 	return nil
+}
+
+// estimated returns the node's state with its estimated usage: the metric's, adjusted by the
+// estimate for the pods bound to the node (all of them, whatever the plugin may evict).
+func (p *Plugin) estimated(n *corev1.Node, m *slov1alpha1.NodeMetric, now time.Time) (*nodeState, error) {
+	s := &nodeState{node: n, metric: m, load: constraints.NewLoad(m)}
+	if p.est == nil {
+		return s, nil
+	}
+	pods, err := p.h.GetPodsAssignedToNode(n.Name, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.adj = p.est.Adjust(s.load, len(pods), func(i int) *corev1.Pod { return pods[i] }, now)
+	s.metric = estimatedCopy(m, s.load, &s.adj)
+	return s, nil
+}
+
+// estimatedCopy is a copy of the metric whose NodeUsage is the estimated usage, for the resources
+// the metric reports.
+func estimatedCopy(m *slov1alpha1.NodeMetric, l *constraints.Load, adj *constraints.Adjustment) *slov1alpha1.NodeMetric {
+	c := projectedCopy(m)
+	c.Status.PodsUsage = m.Status.PodsUsage
+	for name, q := range c.Status.NodeUsage {
+		if v, ok := l.EstimatedUsage(name, adj); ok {
+			c.Status.NodeUsage[name] = *resource.NewMilliQuantity(int64(math.Round(v*1000)), q.Format)
+		}
+	}
+	return c
 }
 
 func projectedCopy(m *slov1alpha1.NodeMetric) *slov1alpha1.NodeMetric {
@@ -311,10 +365,13 @@ func (p *Plugin) drain(ctx context.Context, s *nodeState, coolNodes []*nodeState
 		}
 		return cmp.Compare(b.score, a.score)
 	})
-	projected := projectedCopy(s.metric)
+	// The node's estimated usage as the evictions are planned: the verdict Balance gave it, with
+	// each evicted pod's usage taken off.
+	projected := s.adj.Clone()
+	nodeLoad := constraints.NewNodeLoad(s.load, s.node.Status.Allocatable, high, nil)
 	evicted := 0
 	for _, c := range cands {
-		check := constraints.CheckLoad(projected, s.node.Status.Allocatable, high, now, p.maxAge)
+		check := nodeLoad.CheckEstimated(&projected, now, p.maxAge)
 		if !check.Overloaded {
 			logger.V(3).Info("Node is under its high thresholds after the evictions", "node", s.node.Name, "evicted", evicted)
 			return evicted, false
@@ -328,7 +385,7 @@ func (p *Plugin) drain(ctx context.Context, s *nodeState, coolNodes []*nodeState
 		switch pluginutil.Evict(ctx, p.h.Evictor(), c.pod, Name, reason) {
 		case pluginutil.Evicted:
 			evicted++
-			move(projected.Status.NodeUsage, c.usage, -1)
+			projected.Move(c.usage, -1)
 			move(dest.projected.Status.NodeUsage, c.usage, +1)
 		case pluginutil.NodeFull:
 			return evicted, false
@@ -372,10 +429,11 @@ func move(nodeUsage, pod corev1.ResourceList, sign int) {
 	}
 }
 
-// Hot reports whether node, with metric as its NodeMetric (nil for none), is over the high
-// thresholds at now: constraints.CheckLoad with highThresholds and nodeMetricExpirationSeconds, the
-// call the scheduler's LoadAware Filter makes with usageThresholds. It is the absolute verdict; with
+// Hot reports whether node, with metric as its NodeMetric (nil for none) and pods bound to it, is
+// over the high thresholds at now: constraints.CheckLoadEstimated with highThresholds,
+// nodeMetricExpirationSeconds and the estimate's args, the check the scheduler's LoadAware Filter
+// makes with usageThresholds and the pods of its NodeInfo. It is the absolute verdict; with
 // useDeviationThresholds, Balance judges against the cycle's mean instead.
-func (p *Plugin) Hot(node *corev1.Node, metric *slov1alpha1.NodeMetric, now time.Time) bool {
-	return constraints.CheckLoad(metric, node.Status.Allocatable, p.high, now, p.maxAge).Overloaded
+func (p *Plugin) Hot(node *corev1.Node, metric *slov1alpha1.NodeMetric, pods []*corev1.Pod, now time.Time) bool {
+	return constraints.CheckLoadEstimated(metric, node.Status.Allocatable, p.high, p.est, pods, now, p.maxAge).Overloaded
 }

@@ -32,6 +32,14 @@ type LowNodeLoadArgs struct {
 	// NodeMetricExpirationSeconds: a NodeMetric older than this is ignored (the node is neither hot
 	// nor cool), as LoadAware does; 0 means metrics never expire.
 	NodeMetricExpirationSeconds *int64 `json:"nodeMetricExpirationSeconds,omitempty"`
+	// EstimatedScalingFactors and EstimatedSecondsAfterPodScheduled are the usage estimate's args,
+	// with the type, meaning and defaults of the scheduler LoadAware plugin's (cpu 85, memory 70;
+	// 0): a node's usage is its NodeMetric's plus an estimate for each pod assigned since the
+	// report, minus the reported usage of the pods that have left it (evicted, deleted). With
+	// --scheduler-config-file they default to LoadAware's, and another value is rejected. {} turns
+	// the estimate off.
+	EstimatedScalingFactors           map[corev1.ResourceName]int64 `json:"estimatedScalingFactors,omitempty"`
+	EstimatedSecondsAfterPodScheduled *int64                        `json:"estimatedSecondsAfterPodScheduled,omitempty"`
 	// ConsecutiveAbnormalities is how many cycles in a row a node must be hot before it is drained,
 	// so that a spike is no reason to evict. After a drain the count starts again.
 	ConsecutiveAbnormalities int32 `json:"consecutiveAbnormalities,omitempty"`

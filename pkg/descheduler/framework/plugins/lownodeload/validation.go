@@ -4,6 +4,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	configvalidation "github.com/accord-sched/accord/apis/config/validation"
+
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 )
 
@@ -51,6 +53,14 @@ func ValidateLowNodeLoadArgs(path *field.Path, a *LowNodeLoadArgs) field.ErrorLi
 	}
 	if s := a.NodeMetricExpirationSeconds; s != nil && *s < 0 {
 		errs = append(errs, field.Invalid(path.Child("nodeMetricExpirationSeconds"), *s, "must not be negative"))
+	}
+	var after int64
+	if a.EstimatedSecondsAfterPodScheduled != nil {
+		after = *a.EstimatedSecondsAfterPodScheduled
+	}
+	errs = append(errs, configvalidation.ValidateEstimate(path, a.EstimatedScalingFactors, after)...)
+	for _, name := range pluginutil.SortedResourceNames(a.EstimatedScalingFactors) {
+		errs = append(errs, pluginutil.ValidateResourceName(path.Child("estimatedScalingFactors").Key(string(name)), name)...)
 	}
 	if a.ConsecutiveAbnormalities < 1 {
 		errs = append(errs, field.Invalid(path.Child("consecutiveAbnormalities"), a.ConsecutiveAbnormalities, "must be at least 1"))

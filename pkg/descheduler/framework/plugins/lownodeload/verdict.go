@@ -13,7 +13,7 @@ import (
 var _ framework.NodeVerdicter = &Plugin{}
 
 // NodeVerdict reports whether the plugin would drain node once pod runs there: node's fresh
-// NodeMetric plus the pod's usage (measured on its current node, else its requests) is over the
+// NodeMetric, adjusted by the usage estimate for the pods bound to it, plus the pod's usage (measured on its current node, else its requests) is over the
 // high thresholds by constraints.CheckLoad, the check Balance (and the scheduler's LoadAware Filter)
 // uses. A node without a fresh metric is never drained, so never flagged. With
 // useDeviationThresholds the thresholds depend on the whole cluster's mean and are not judged here.
@@ -26,11 +26,15 @@ func (p *Plugin) NodeVerdict(pod *corev1.Pod, node *corev1.Node) (bool, string) 
 	if err != nil || !constraints.MetricFresh(m, now, p.maxAge) {
 		return false, ""
 	}
-	projected := projectedCopy(m)
-	if pod.Spec.NodeName != node.Name {
-		move(projected.Status.NodeUsage, p.podUsage(pod), +1)
+	s, err := p.estimated(node, m, now)
+	if err != nil {
+		return false, ""
 	}
-	c := constraints.CheckLoad(projected, node.Status.Allocatable, p.high, now, p.maxAge)
+	adj := s.adj.Clone()
+	if pod.Spec.NodeName != node.Name {
+		adj.Move(p.podUsage(pod), +1)
+	}
+	c := constraints.NewNodeLoad(s.load, node.Status.Allocatable, p.high, nil).CheckEstimated(&adj, now, p.maxAge)
 	if !c.Overloaded {
 		return false, ""
 	}

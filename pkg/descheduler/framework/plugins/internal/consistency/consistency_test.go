@@ -118,6 +118,10 @@ type loadScenario struct {
 	metric     *slov1alpha1.NodeMetric
 	thresholds map[corev1.ResourceName]int64
 	expiry     int64
+	// pods are bound to the node; the estimate's args are factors and after.
+	pods    []*corev1.Pod
+	factors map[corev1.ResourceName]int64
+	after   int64
 }
 
 var now = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -146,43 +150,91 @@ func (loadScenario) Generate(r *rand.Rand, _ int) reflect.Value {
 		if r.Intn(8) != 0 {
 			s.metric.Status.UpdateTime = &metav1.Time{Time: now.Add(-time.Duration(r.Intn(400)) * time.Second)}
 		}
+		if r.Intn(2) == 0 {
+			interval := int64(1 + r.Intn(60))
+			s.metric.Spec.ReportIntervalSeconds = &interval
+		}
+	}
+	// The usage estimate: off, or factors of 0-100 for cpu and memory, and pods bound to the node,
+	// some reported, some assigned since the report, some leaving, and reported pods that are gone.
+	if r.Intn(4) != 0 {
+		s.factors = map[corev1.ResourceName]int64{corev1.ResourceCPU: r.Int63n(101), corev1.ResourceMemory: r.Int63n(101)}
+		s.after = []int64{0, 0, 30, 600}[r.Intn(4)]
+	}
+	for i := range r.Intn(6) {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: string(rune('a' + i))}, Spec: corev1.PodSpec{NodeName: "n"}}
+		res := corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
+		if r.Intn(4) != 0 {
+			res.Requests[corev1.ResourceCPU] = *resource.NewMilliQuantity(r.Int63n(3000), resource.DecimalSI)
+		}
+		if r.Intn(3) == 0 {
+			res.Limits[corev1.ResourceCPU] = *resource.NewMilliQuantity(r.Int63n(4000), resource.DecimalSI)
+		}
+		if r.Intn(2) == 0 {
+			res.Requests[corev1.ResourceMemory] = *resource.NewQuantity(r.Int63n(8)<<30, resource.BinarySI)
+		}
+		pod.Spec.Containers = []corev1.Container{{Name: "c", Resources: res}}
+		if r.Intn(4) != 0 {
+			pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue,
+				LastTransitionTime: metav1.NewTime(now.Add(-time.Duration(r.Intn(900)) * time.Second))}}
+		}
+		if r.Intn(6) == 0 {
+			pod.DeletionTimestamp = &metav1.Time{Time: now}
+		}
+		if r.Intn(8) == 0 {
+			pod.Annotations = map[string]string{constraints.EstimatedUsageAnnotation: `{"cpu":"1500m"}`}
+		}
+		s.pods = append(s.pods, pod)
+	}
+	if s.metric != nil {
+		for i := range r.Intn(8) {
+			s.metric.Status.PodsUsage = append(s.metric.Status.PodsUsage, slov1alpha1.PodUsage{Namespace: "ns", Name: string(rune('a' + i)),
+				Usage: corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(r.Int63n(2000), resource.DecimalSI),
+					corev1.ResourceMemory: *resource.NewQuantity(r.Int63n(4)<<30, resource.BinarySI)}})
+		}
 	}
 	return reflect.ValueOf(s)
 }
 
 // TestLowNodeLoadAgreesWithLoadAwareFilter: with LowNodeLoad's highThresholds equal to LoadAware's
-// usageThresholds (and the same expiry), a node is hot exactly when LoadAware's Filter rejects it.
+// usageThresholds (and the same expiry and usage estimate), a node is hot exactly when LoadAware's
+// Filter rejects it, for random pods bound to the node (reported or not, assigned before or after
+// the report, leaving) and random estimate args, off included.
 func TestLowNodeLoadAgreesWithLoadAwareFilter(t *testing.T) {
 	env := plugintest.New(t, plugintest.Options{})
 	seen := map[bool]int{}
 	prop := func(s loadScenario) bool {
+		factors := s.factors
+		if factors == nil {
+			factors = map[corev1.ResourceName]int64{} // off; nil would default to on
+		}
 		args := &lownodeload.LowNodeLoadArgs{HighThresholds: s.thresholds, LowThresholds: map[corev1.ResourceName]int64{},
-			NodeMetricExpirationSeconds: &s.expiry}
+			NodeMetricExpirationSeconds: &s.expiry, EstimatedScalingFactors: factors, EstimatedSecondsAfterPodScheduled: &s.after}
 		args.SetDefaults()
 		pl, err := lownodeload.New(t.Context(), args, env.Handle())
 		if err != nil {
 			t.Fatal(err)
 		}
-		hot := pl.(*lownodeload.Plugin).Hot(s.node, s.metric, now)
+		hot := pl.(*lownodeload.Plugin).Hot(s.node, s.metric, s.pods, now)
 
 		store := crcache.NewLoadStore()
 		if s.metric != nil {
 			store.Put(s.metric)
 		}
 		filter := loadaware.New(&config.LoadAwareArgs{UsageThresholds: s.thresholds, ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 1},
-			NodeMetricExpirationSeconds: s.expiry}, crcache.NewNodeIndex().WatchLoads(store), nil, testingclock.NewFakePassiveClock(now))
+			NodeMetricExpirationSeconds: s.expiry, EstimatedScalingFactors: s.factors, EstimatedSecondsAfterPodScheduled: s.after},
+			crcache.NewNodeIndex().WatchLoads(store), nil, testingclock.NewFakePassiveClock(now))
 		state := schedframework.NewCycleState()
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
-		_, pre := filter.PreFilter(context.Background(), state, pod, nil)
-		if !pre.IsSuccess() && !pre.IsSkip() {
+		if _, pre := filter.PreFilter(context.Background(), state, pod, nil); !pre.IsSuccess() {
 			t.Fatalf("PreFilter: %v", pre)
 		}
 		ni := schedframework.NewNodeInfo()
 		ni.SetNode(s.node)
-		rejects := !filter.Filter(context.Background(), state, pod, ni).IsSuccess()
-		if pre.IsSkip() && rejects {
-			t.Fatalf("PreFilter skipped a Filter that rejects the node: metric %+v", s.metric)
+		for _, p := range s.pods {
+			ni.AddPod(p)
 		}
+		rejects := !filter.Filter(context.Background(), state, pod, ni).IsSuccess()
 		seen[rejects]++
 		if rejects != hot {
 			t.Logf("LoadAware rejects=%v, LowNodeLoad hot=%v: thresholds %v, expiry %d, alloc %v, metric %+v", rejects, hot, s.thresholds, s.expiry, s.node.Status.Allocatable, s.metric)
