@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -38,9 +39,26 @@ func TestSecurePortsDelegateAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	apply(t, keep(objs, func(kind, name string) bool {
-		return (kind == "ServiceAccount" && (strings.HasSuffix(name, "-descheduler") || strings.HasSuffix(name, "-metrics-reporter"))) ||
+		return kind == "ServiceAccount" || strings.HasSuffix(name, "-as-kube-scheduler") ||
 			strings.HasSuffix(name, "-auth-delegator") || strings.HasSuffix(name, "-authentication-reader") || strings.HasSuffix(name, "-metrics-reader")
 	}))
+	// accord-scheduler's secure port is kube-scheduler's, which delegates the same way: the chart's
+	// bindings (system:kube-scheduler, the authentication reader) must allow what that needs.
+	schedulerSA := "system:serviceaccount:" + ns + ":" + ns + "-accord-scheduler"
+	for _, attrs := range []authorizationv1.ResourceAttributes{
+		{Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews"},
+		{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"},
+		{Verb: "get", Resource: "configmaps", Namespace: "kube-system", Name: "extension-apiserver-authentication"},
+	} {
+		err := harness.WaitFor(context.Background(), 10*time.Second, func(ctx context.Context) (bool, error) {
+			sar, err := env.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: schedulerSA, Groups: []string{"system:serviceaccounts", "system:authenticated"}, ResourceAttributes: &attrs}}, metav1.CreateOptions{})
+			return err == nil && sar.Status.Allowed, err
+		})
+		if err != nil {
+			t.Errorf("the chart's accord-scheduler ServiceAccount may not %s %s.%s %s: %v", attrs.Verb, attrs.Resource, attrs.Group, attrs.Name, err)
+		}
+	}
 	// What an operator grants whoever takes profiles.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
