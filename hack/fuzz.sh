@@ -14,6 +14,7 @@ FUZZERS=(
   ./apis/config/scheme:FuzzDecodePluginArgs
   ./pkg/metricsreporter:FuzzDecodeConfig
   ./pkg/constraints:FuzzCompileCRs
+  ./pkg/console:FuzzControlDecoding
 )
 summary=()
 for f in "${FUZZERS[@]}"; do

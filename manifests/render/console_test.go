@@ -36,7 +36,7 @@ func TestChartConsole(t *testing.T) {
 		}
 	}
 	args := consoleArgs(t, objs)
-	for _, want := range []string{"--bind-address=0.0.0.0:8080", "--policy-config-file=/policy-dir/policy.yaml", "--scheduler-config-file=/etc/accord-scheduler/scheduler-config.yaml"} {
+	for _, want := range []string{"--bind-address=0.0.0.0:8080", "--authentication=token", "--policy-config-file=/policy-dir/policy.yaml", "--scheduler-config-file=/etc/accord-scheduler/scheduler-config.yaml"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("console args %v: missing %s", args, want)
 		}

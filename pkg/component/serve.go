@@ -25,15 +25,16 @@ type Serving struct {
 	Ready func() error
 	// Metrics is served at /metrics; nil: not served.
 	Metrics http.Handler
-	// Profiling serves pprof under /debug/pprof.
+	// Profiling serves pprof under /debug/pprof (to callers allowed get on /debug/pprof/*).
 	Profiling bool
 	// DisableHTTP2 serves HTTP/1.1 only (besides the serving options' own switch).
 	DisableHTTP2 bool
 }
 
 // Serve serves s on the secure port opts describe (a self-signed certificate for localhost when
-// none is given) until ctx ends; the returned channel closes once the server has stopped.
-func Serve(ctx context.Context, opts *apiserveroptions.SecureServingOptions, s Serving) (<-chan struct{}, error) {
+// none is given) until ctx ends, to the callers auth authenticates and authorises (see Auth); the
+// returned channel closes once the server has stopped.
+func Serve(ctx context.Context, opts *apiserveroptions.SecureServingOptions, auth Auth, s Serving) (<-chan struct{}, error) {
 	if err := opts.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
 		return nil, fmt.Errorf("self-signed certificate: %w", err)
 	}
@@ -55,7 +56,11 @@ func Serve(ctx context.Context, opts *apiserveroptions.SecureServingOptions, s S
 	if s.Profiling {
 		routes.Profiling{}.Install(pathMux)
 	}
-	_, stopped, err := info.Serve(pathMux, 5*time.Second, ctx.Done())
+	handler, err := auth.withAuth(pathMux, info)
+	if err != nil {
+		return nil, fmt.Errorf("delegated authentication and authorization: %w", err)
+	}
+	_, stopped, err := info.Serve(handler, 5*time.Second, ctx.Done())
 	if err != nil {
 		return nil, err
 	}

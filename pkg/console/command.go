@@ -3,11 +3,14 @@ package console
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -33,9 +36,14 @@ type CommandOptions struct {
 	SchedulerConfigFile string
 	// Playground serves the write controls (ClientControls through --kubeconfig): only for a
 	// playground, never in a cluster (the shipped RBAC is read-only and would refuse them anyway).
-	Playground  bool
-	Logs        *logsapi.LoggingConfiguration
-	FeatureGate featuregate.MutableFeatureGate
+	Playground bool
+	// Authentication is auto, token or none (see Flags).
+	Authentication string
+	// Explain is the permission explain needs; ExplainInterval limits each user's explain runs.
+	Explain         authorizationv1.ResourceAttributes
+	ExplainInterval time.Duration
+	Logs            *logsapi.LoggingConfiguration
+	FeatureGate     featuregate.MutableFeatureGate
 }
 
 // NewCommandOptions returns the defaults.
@@ -44,7 +52,9 @@ func NewCommandOptions() *CommandOptions {
 	if err := logsapi.AddFeatureGates(fg); err != nil {
 		panic(err) // only on a programming error: the gates are static
 	}
-	return &CommandOptions{BindAddress: DefaultBindAddress, Logs: logsapi.NewLoggingConfiguration(), FeatureGate: fg}
+	return &CommandOptions{BindAddress: DefaultBindAddress, Logs: logsapi.NewLoggingConfiguration(), FeatureGate: fg,
+		Authentication: "auto", ExplainInterval: 30 * time.Second,
+		Explain: DefaultExplainAttributes()}
 }
 
 // Flags returns the named flag sets.
@@ -56,6 +66,12 @@ func (o *CommandOptions) Flags() cliflag.NamedFlagSets {
 	fs.StringVar(&o.PolicyConfigFile, "policy-config-file", o.PolicyConfigFile, "DeschedulerPolicy (descheduler/v1alpha2) the explain view runs in dry-run mode, and whose LowNodeLoad highThresholds the node grid shows; empty turns explain off.")
 	fs.StringVar(&o.SchedulerConfigFile, "scheduler-config-file", o.SchedulerConfigFile, "KubeSchedulerConfiguration accord-scheduler runs, for explain's SchedulerSimulation.")
 	fs.BoolVar(&o.Playground, "playground", o.Playground, "Serve the playground's write controls (toggle a node's CR resource, set a node's simulated load). Only for a playground.")
+	afs := fss.FlagSet("authentication")
+	afs.StringVar(&o.Authentication, "authentication", o.Authentication, "Who may use the console: token requires a bearer token the apiserver accepts (TokenReview; from the login page's cookie or an Authorization header, as kubectl proxy or an OIDC proxy sends it) and a user allowed to list pods, nodes, Events, ClusterScopedResources and NodeMetrics cluster-wide (SubjectAccessReview); none serves everyone who reaches --bind-address; auto is token in a cluster (no --kubeconfig) and none with --kubeconfig.")
+	afs.StringVar(&o.Explain.Verb, "explain-verb", o.Explain.Verb, "With token authentication, explain needs this verb on --explain-group/--explain-resource (the chart's ClusterRole <fullname>-console-explain grants it).")
+	afs.StringVar(&o.Explain.Group, "explain-group", o.Explain.Group, "API group of the explain permission (no API serves it; RBAC authorises it all the same).")
+	afs.StringVar(&o.Explain.Resource, "explain-resource", o.Explain.Resource, "Resource of the explain permission.")
+	afs.DurationVar(&o.ExplainInterval, "explain-interval", o.ExplainInterval, "With token authentication, one user may start explain once per this interval (429 with Retry-After sooner); 0: no limit. One explain runs at a time in any case.")
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
 	o.FeatureGate.AddFlag(fss.FlagSet("feature gates"))
 	verflag.AddFlags(fss.FlagSet("global"))
@@ -69,6 +85,17 @@ func (o *CommandOptions) Validate() error {
 	}
 	if o.SchedulerConfigFile != "" && o.PolicyConfigFile == "" {
 		return errors.New("--scheduler-config-file: needs --policy-config-file (it is for explain)")
+	}
+	switch o.Authentication {
+	case "auto", "token", "none":
+	default:
+		return fmt.Errorf("--authentication: %q: want auto, token or none", o.Authentication)
+	}
+	if o.Explain.Verb == "" || o.Explain.Resource == "" {
+		return errors.New("--explain-verb, --explain-resource: required")
+	}
+	if o.ExplainInterval < 0 {
+		return errors.New("--explain-interval: must not be negative")
 	}
 	return nil
 }
@@ -125,6 +152,13 @@ func (o *CommandOptions) Run(ctx context.Context) error {
 		return err
 	}
 	opts := Options{RestConfig: restCfg, BindAddress: o.BindAddress, PolicyConfigFile: o.PolicyConfigFile, SchedulerConfigFile: o.SchedulerConfigFile}
+	if o.Authentication == "token" || (o.Authentication == "auto" && o.Kubeconfig == "") {
+		kube, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(restCfg), "accord-console"))
+		if err != nil {
+			return err
+		}
+		opts.Access = NewAccess(kube, AccessOptions{Explain: o.Explain, ExplainInterval: o.ExplainInterval})
+	}
 	if o.Playground {
 		if opts.Controls, err = NewClientControls(restCfg); err != nil {
 			return err

@@ -47,6 +47,9 @@ type Options struct {
 	Controls Controls
 	// CacheSyncTimeout bounds the wait for the informers; crdcheck.DefaultSyncTimeout when zero.
 	CacheSyncTimeout time.Duration
+	// Access, when set, requires every user to authenticate (TokenReview) and be authorised
+	// (SubjectAccessReview); nil serves everyone who reaches BindAddress.
+	Access *Access
 }
 
 // Server is a console bound to its address, ready to Serve.
@@ -115,7 +118,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 	}
 
-	h := &handler{logger: logger, state: st, hub: newHub(), controls: opts.Controls, explain: explain.Run,
+	h := &handler{logger: logger, state: st, hub: newHub(), controls: opts.Controls, explain: explain.Run, access: opts.Access,
 		explainCfg: runner.Config{RestConfig: restCfg, PolicyConfigFile: opts.PolicyConfigFile, SchedulerConfigFile: opts.SchedulerConfigFile}}
 	h.setNotReady("the informer caches have not started")
 	s.handler = h
@@ -150,7 +153,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(s.listener) }()
-	logger.Info("Serving the console", "url", s.URL(), "playground", s.opts.Controls != nil, "explain", s.opts.PolicyConfigFile != "")
+	logger.Info("Serving the console", "url", s.URL(), "playground", s.opts.Controls != nil, "explain", s.opts.PolicyConfigFile != "", "authentication", s.opts.Access != nil)
 
 	s.kf.Start(ctx.Done())
 	s.af.Start(ctx.Done())

@@ -39,6 +39,9 @@ type handler struct {
 	explain    explainFunc
 	// explainMu lets one explain run at a time.
 	explainMu sync.Mutex
+	// access, when set, authenticates and authorises every request but the probes and the login
+	// page (in a cluster); nil serves everyone (the playground, a local --kubeconfig run).
+	access *Access
 }
 
 func (h *handler) setNotReady(reason string) { h.notReady.Store(&reason) }
@@ -55,6 +58,11 @@ func (h *handler) mux() http.Handler {
 	m.HandleFunc("GET /api/state", h.stateJSON)
 	m.HandleFunc("GET /api/stream", h.stream)
 	m.HandleFunc("GET /api/explain", h.explainJSON)
+	if h.access != nil {
+		m.HandleFunc("GET /login", h.access.login(h.logger))
+		m.HandleFunc("POST /login", h.access.login(h.logger))
+		m.HandleFunc("POST /logout", logout)
+	}
 	if h.controls != nil {
 		m.HandleFunc("POST /api/playground/resource", control(h, "resource", "Playground: set a node's resource",
 			func(ctx context.Context, r resourceRequest) error {
@@ -65,7 +73,10 @@ func (h *handler) mux() http.Handler {
 				return h.controls.SetLoad(ctx, r.Node, r.CPU, r.Memory)
 			}))
 	}
-	return m
+	if h.access != nil {
+		return withSecurityHeaders(h.access.wrap(h.logger, m))
+	}
+	return withSecurityHeaders(m)
 }
 
 func (h *handler) readyz(w http.ResponseWriter, _ *http.Request) {
@@ -129,6 +140,9 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
 func (h *handler) explainJSON(w http.ResponseWriter, r *http.Request) {
 	if h.explainCfg.PolicyConfigFile == "" {
 		http.Error(w, "explain is off: the console was started without --policy-config-file", http.StatusNotFound)
+		return
+	}
+	if h.access != nil && !h.access.authorizeExplain(w, r) {
 		return
 	}
 	if !h.explainMu.TryLock() {
@@ -204,6 +218,12 @@ func (r loadRequest) logValues() []any {
 // field), applies it (502 when the API refuses), logs what was done and answers with the request.
 func control[R controlRequest](h *handler, name, done string, apply func(context.Context, R) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// A page of another site cannot make the browser post here (its JSON body already needs a
+		// CORS preflight, which the console never grants); refuse what the browser marks cross-site.
+		if err := sameOrigin(r); err != nil {
+			http.Error(w, "Forbidden: cross-site request: "+err.Error(), http.StatusForbidden)
+			return
+		}
 		var req R
 		if !decode(w, r, &req) {
 			return

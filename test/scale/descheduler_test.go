@@ -231,7 +231,8 @@ func profileDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, sche
 	cmd := exec.CommandContext(ctx, bin, "--kubeconfig="+kubeconfig, "--policy-config-file="+policy,
 		"--scheduler-config-file="+schedulerConfig, "--descheduling-interval=1h", "--dry-run",
 		"--client-connection-qps=5000", "--client-connection-burst=5000", "-v=1",
-		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--profiling")
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--profiling",
+		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/debug/pprof/*")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

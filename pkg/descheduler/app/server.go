@@ -64,8 +64,10 @@ type Options struct {
 
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
 	SecureServing  *apiserveroptions.SecureServingOptions
-	Logs           *logsapi.LoggingConfiguration
-	FeatureGate    featuregate.MutableFeatureGate
+	// Auth authenticates and authorises the callers of the secure port, as kube-scheduler's.
+	Auth        component.Auth
+	Logs        *logsapi.LoggingConfiguration
+	FeatureGate featuregate.MutableFeatureGate
 }
 
 // NewOptions returns the defaults.
@@ -95,6 +97,7 @@ func NewOptions() *Options {
 			ResourceNamespace: "kube-system",
 		},
 		SecureServing: ss,
+		Auth:          component.NewAuth(),
 		Tracing:       TracingOptions{ServiceName: DefaultOtelServiceName, SampleRate: 1},
 		Logs:          logsapi.NewLoggingConfiguration(),
 		FeatureGate:   fg,
@@ -116,7 +119,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.IntVar(&o.Burst, "client-connection-burst", o.Burst, "Burst of the connection to the apiserver.")
 	fs.DurationVar(&o.CacheSyncTimeout, "cache-sync-timeout", o.CacheSyncTimeout, "How long to wait at start for the informer caches before exiting with an error that names the ones not synced. While waiting, the unsynced informers are logged every 10s and /readyz reports them.")
 	fs.BoolVar(&o.DisableMetrics, "disable-metrics", o.DisableMetrics, "Do not serve /metrics (by default served with /healthz and /readyz on --bind-address:--secure-port).")
-	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve Go's CPU and heap profiles under /debug/pprof/ on --bind-address:--secure-port, without authentication, as /metrics is served. Off by default.")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve Go's CPU and heap profiles under /debug/pprof/ on --bind-address:--secure-port, to callers authorised to get /debug/pprof/* (see --authorization-kubeconfig). Off by default.")
 	fs.BoolVar(&o.EnableHTTP2, "enable-http2", o.EnableHTTP2, "Allow HTTP/2 on the /metrics, /healthz and /readyz endpoint. Off by default against HTTP/2 stream-reset floods (CVE-2023-44487).")
 	tfs := fss.FlagSet("tracing")
 	tfs.StringVar(&o.Tracing.CollectorEndpoint, "otel-collector-endpoint", o.Tracing.CollectorEndpoint, "OpenTelemetry collector (OTLP/gRPC, host:port) to send traces of cycles, plugin calls and evictions to; empty turns tracing off.")
@@ -127,6 +130,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	tfs.BoolVar(&o.Tracing.FallbackToNoOp, "otel-fallback-no-op-on-error", o.Tracing.FallbackToNoOp, "When setting up tracing fails (e.g. an unreadable --otel-transport-ca-cert), log it and run without tracing instead of exiting with the error.")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	o.Auth.AddFlags(fss.FlagSet("authentication"), fss.FlagSet("authorization"))
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
 	o.FeatureGate.AddFlag(fss.FlagSet("feature gates"))
 	verflag.AddFlags(fss.FlagSet("global"))
@@ -153,6 +157,7 @@ func (o *Options) Validate() error {
 	}
 	errs = append(errs, o.Tracing.validate()...)
 	errs = append(errs, o.SecureServing.Validate()...)
+	errs = append(errs, o.Auth.Validate()...)
 	return errors.Join(errs...)
 }
 
@@ -252,7 +257,7 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 			metricsHandler = m.Handler()
 		}
 		// HTTP/2 only with --enable-http2 (upstream's switch), and never with --disable-http2-serving.
-		stopped, err := component.Serve(ctx, o.SecureServing, component.Serving{Name: "accord-descheduler", Leader: leHealth,
+		stopped, err := component.Serve(ctx, o.SecureServing, o.Auth, component.Serving{Name: "accord-descheduler", Leader: leHealth,
 			Ready: ready.check, Metrics: metricsHandler, Profiling: o.Profiling, DisableHTTP2: !o.EnableHTTP2})
 		if err != nil {
 			return err

@@ -41,8 +41,10 @@ type Options struct {
 
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
 	SecureServing  *apiserveroptions.SecureServingOptions
-	Logs           *logsapi.LoggingConfiguration
-	FeatureGate    featuregate.MutableFeatureGate
+	// Auth authenticates and authorises the callers of the secure port, as kube-scheduler's.
+	Auth        component.Auth
+	Logs        *logsapi.LoggingConfiguration
+	FeatureGate featuregate.MutableFeatureGate
 }
 
 // NewOptions returns the defaults.
@@ -67,6 +69,7 @@ func NewOptions() *Options {
 			ResourceNamespace: "kube-system",
 		},
 		SecureServing: ss,
+		Auth:          component.NewAuth(),
 		Logs:          logsapi.NewLoggingConfiguration(),
 		FeatureGate:   fg,
 	}
@@ -82,6 +85,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of the connection to the apiserver.")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	o.Auth.AddFlags(fss.FlagSet("authentication"), fss.FlagSet("authorization"))
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
 	o.FeatureGate.AddFlag(fss.FlagSet("feature gates"))
 	verflag.AddFlags(fss.FlagSet("global"))
@@ -98,6 +102,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, errors.New("--kube-api-burst must be at least 1"))
 	}
 	errs = append(errs, o.SecureServing.Validate()...)
+	errs = append(errs, o.Auth.Validate()...)
 	return errors.Join(errs...)
 }
 
@@ -172,7 +177,7 @@ func (o *Options) Run(ctx context.Context) error {
 			}
 			return nil
 		}
-		stopped, err := component.Serve(ctx, o.SecureServing, component.Serving{Name: "accord-metrics-reporter", Leader: leHealth,
+		stopped, err := component.Serve(ctx, o.SecureServing, o.Auth, component.Serving{Name: "accord-metrics-reporter", Leader: leHealth,
 			Ready: readyCheck, Metrics: m.Handler()})
 		if err != nil {
 			return err

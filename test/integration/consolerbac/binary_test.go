@@ -3,6 +3,7 @@ package consolerbac
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -90,20 +91,31 @@ func runBinary(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstructured
 		t.Fatalf("accord-console %v never became ready: %v\n%s", args, err, out.String())
 	}
 	t.Logf("accord-console (the binary, shipped args) ready after %v", time.Since(start).Round(time.Millisecond))
-	if code, body := get(ctx, url+"/api/state"); code != http.StatusOK || !strings.Contains(body, `"nodes":[{`) {
+	// The shipped args require a token (--authentication=token): without one the data is refused;
+	// the cluster admin's token, reviewed by the apiserver, is let in.
+	if code, _ := get(ctx, url+"/api/state"); code != http.StatusUnauthorized {
+		t.Errorf("/api/state without a token: %d, want 401", code)
+	}
+	asAdmin := func(method, path, body string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, method, url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+env.Config.BearerToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data)
+	}
+	if code, body := asAdmin(http.MethodGet, "/api/state", ""); code != http.StatusOK || !strings.Contains(body, `"nodes":[{`) {
 		t.Errorf("/api/state: %d %.300s", code, body)
 	}
-	if code, body := get(ctx, url+"/api/explain"); code != http.StatusOK {
+	if code, body := asAdmin(http.MethodGet, "/api/explain", ""); code != http.StatusOK {
 		t.Errorf("/api/explain: %d %s", code, body)
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/playground/resource", strings.NewReader(`{"node":"n","resource":"cpu"}`))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST /api/playground/resource without --playground: %d, want 404 or 405", resp.StatusCode)
+	code, body := asAdmin(http.MethodPost, "/api/playground/resource", `{"node":"n","resource":"cpu"}`)
+	if code != http.StatusNotFound && code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /api/playground/resource without --playground: %d %s, want 404 or 405", code, body)
 	}
 }

@@ -92,6 +92,11 @@ func check(t *testing.T, objs []*unstructured.Unstructured, ns, sa, policyCM, sc
 	create(ctx, t, env.Client.RbacV1().ClusterRoleBindings().Create, binding, func() error {
 		return env.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
 	})
+	// system:auth-delegator: the console reviews its users' tokens and rights.
+	delegator := typed[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding", sa+"-auth-delegator")
+	create(ctx, t, env.Client.RbacV1().ClusterRoleBindings().Create, delegator, func() error {
+		return env.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), delegator.Name, metav1.DeleteOptions{})
+	})
 
 	user := "system:serviceaccount:" + ns + ":" + sa
 	cfg := rest.CopyConfig(env.Config)

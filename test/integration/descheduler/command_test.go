@@ -80,6 +80,9 @@ profiles:
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", port),
 		"--profiling",
+		// Callers are authenticated and authorised by this apiserver; the test calls as its admin.
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
 	})
 	cmd.SetOut(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -126,7 +129,12 @@ profiles:
 	}}
 	defer client.CloseIdleConnections()
 	get := func(path string) (int, string, error) {
-		resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d%s", port, path))
+		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d%s", port, path), nil)
+		if err != nil {
+			return 0, "", err
+		}
+		req.Header.Set("Authorization", "Bearer "+env.Config.BearerToken)
+		resp, err := client.Do(req)
 		if err != nil {
 			return 0, "", err
 		}

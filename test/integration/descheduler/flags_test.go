@@ -326,7 +326,10 @@ profiles:
 			port := harness.FreePort(t)
 			cmd := app.NewDeschedulerCommand()
 			cmd.SetArgs(append([]string{"--policy-config-file=" + policy, "--client-connection-kubeconfig=" + kubeconfig,
-				"--descheduling-interval=1h", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port)}, tc.flags...))
+				"--descheduling-interval=1h", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
+				// Out of a cluster without --authentication-kubeconfig every caller is anonymous: let
+				// it read /metrics (test/integration/security checks the authorisation itself).
+				"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"}, tc.flags...))
 			cmd.SetOut(io.Discard)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)

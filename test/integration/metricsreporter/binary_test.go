@@ -59,7 +59,10 @@ func TestBinaryLeaderElection(t *testing.T) {
 		r := &replica{port: port, log: &bytes.Buffer{}}
 		r.cmd = exec.Command(bin, "--kubeconfig="+kubeconfig, "--config="+config, "--leader-elect=true",
 			"--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=500ms",
-			fmt.Sprintf("--secure-port=%d", port), "--bind-address=127.0.0.1", "--v=2")
+			fmt.Sprintf("--secure-port=%d", port), "--bind-address=127.0.0.1", "--v=2",
+			// Anonymous callers (no --authentication-kubeconfig out of a cluster) may read /metrics here;
+			// test/integration/security checks the authorisation.
+			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics")
 		w := &syncWriter{b: r.log}
 		r.cmd.Stdout, r.cmd.Stderr = w, w
 		if err := r.cmd.Start(); err != nil {

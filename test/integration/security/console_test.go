@@ -1,0 +1,225 @@
+package security
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/accord-sched/accord/manifests/render"
+	"github.com/accord-sched/accord/pkg/console"
+	"github.com/accord-sched/accord/test/harness"
+)
+
+// TestConsoleActsAsItsUser runs accord-console with token authentication, reading as its own
+// ServiceAccount under the chart's RBAC (its read-only ClusterRole and system:auth-delegator), and
+// calls it as: nobody, a token the apiserver refuses, a ServiceAccount allowed only namespace
+// team-a's pods, one bound to the chart's console-viewer ClusterRole (console.viewers) and one also
+// bound to console-explain (console.explainers). It asserts every status code, the login page's
+// cookie, the Content-Security-Policy, the explain rate limit and that the playground's controls
+// do not exist, and logs the codes as a table.
+func TestConsoleActsAsItsUser(t *testing.T) {
+	ns := env.CreateNamespace(t, "console-auth")
+	teamA := env.CreateNamespace(t, "team-a")
+	subject := func(name string) []any {
+		return []any{map[string]any{"kind": "ServiceAccount", "name": name, "namespace": ns}}
+	}
+	objs, err := render.Chart(chartDir, render.Release{Name: ns, Namespace: ns, Values: map[string]any{
+		"console": map[string]any{"enabled": true, "viewers": append(subject("viewer"), subject("explainer")...), "explainers": subject("explainer")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := ns + "-accord-console"
+	apply(t, keep(objs, func(kind, n string) bool {
+		return n == name || n == name+"-auth-delegator" || n == name+"-viewer" || n == name+"-explain"
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// team-a's user may list pods in team-a only, as a namespace's owner would be.
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-reader", Namespace: teamA}, Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods", "events"}, Verbs: []string{"get", "list", "watch"}}}}
+	if _, err := env.Client.RbacV1().Roles(teamA).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Client.RbacV1().RoleBindings(teamA).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "pod-reader", Namespace: teamA},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "team-a", Namespace: ns}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The console, as its ServiceAccount.
+	cfg, err := clientcmd.BuildConfigFromFlags("", tokenKubeconfig(t, serviceAccountToken(t, ns, name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const explainInterval = time.Hour
+	logger, _ := ktesting.NewTestContext(t)
+	cctx, stop := context.WithCancel(klog.NewContext(ctx, logger))
+	srv, err := console.New(cctx, console.Options{RestConfig: cfg, BindAddress: "127.0.0.1:0", PolicyConfigFile: writePolicy(t), CacheSyncTimeout: time.Minute,
+		Access: console.NewAccess(kube, console.AccessOptions{Explain: console.DefaultExplainAttributes(), ExplainInterval: explainInterval})})
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := srv.Serve(cctx); err != nil {
+			t.Errorf("console: %v", err)
+		}
+	})
+	defer func() { stop(); wg.Wait() }()
+
+	client := &http.Client{Timeout: time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer client.CloseIdleConnections()
+	type answer struct {
+		code   int
+		header http.Header
+		body   string
+	}
+	do := func(method, path, token string, body io.Reader, header map[string]string) answer {
+		req, err := http.NewRequestWithContext(ctx, method, srv.URL()+path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return answer{resp.StatusCode, resp.Header, string(b)}
+	}
+	t.Log("Waiting up to 60s for the console's /readyz")
+	if err := harness.WaitFor(ctx, time.Minute, func(context.Context) (bool, error) {
+		return do(http.MethodGet, "/readyz", "", nil, nil).code == http.StatusOK, nil
+	}); err != nil {
+		t.Fatalf("console never ready: %v", err)
+	}
+	// A pod in team-a and one elsewhere, for the views.
+	for _, n := range []string{teamA, ns} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: n}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}}}
+		if _, err := env.Client.CoreV1().Pods(n).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	callers := []struct{ name, token string }{
+		{"none", ""},
+		{"bad token", "not-a-token"},
+		{"SA without rights", serviceAccountToken(t, ns, "nobody")},
+		{"SA with team-a pods only", serviceAccountToken(t, ns, "team-a")},
+		{"SA bound to console-viewer", serviceAccountToken(t, ns, "viewer")},
+		{"SA bound to console-viewer and console-explain", serviceAccountToken(t, ns, "explainer")},
+	}
+	endpoints := []struct {
+		method, path string
+		want         []int
+	}{
+		{http.MethodGet, "/healthz", []int{200, 200, 200, 200, 200, 200}},
+		{http.MethodGet, "/login", []int{200, 200, 200, 200, 200, 200}},
+		{http.MethodGet, "/", []int{303, 303, 403, 403, 200, 200}},
+		{http.MethodGet, "/api/state", []int{401, 401, 403, 403, 200, 200}},
+		{http.MethodGet, "/api/explain", []int{401, 401, 403, 403, 403, 200}},
+		// The second explain of the same user within --explain-interval.
+		{http.MethodGet, "/api/explain", []int{401, 401, 403, 403, 403, 429}},
+		// Not served without playground mode.
+		{http.MethodPost, "/api/playground/load", []int{401, 401, 403, 403, 405, 405}},
+	}
+	var table strings.Builder
+	table.WriteString("\n| accord-console |")
+	for _, c := range callers {
+		fmt.Fprintf(&table, " %s |", c.name)
+	}
+	table.WriteString("\n|---|" + strings.Repeat("---|", len(callers)) + "\n")
+	for _, e := range endpoints {
+		fmt.Fprintf(&table, "| %s %s |", e.method, e.path)
+		for i, c := range callers {
+			var body io.Reader
+			if e.method == http.MethodPost {
+				body = strings.NewReader(`{"node":"n","cpu":1,"memory":1}`)
+			}
+			a := do(e.method, e.path, c.token, body, map[string]string{"Content-Type": "application/json"})
+			if a.code != e.want[i] {
+				t.Errorf("%s %s as %s = %d, want %d: %.300s", e.method, e.path, c.name, a.code, e.want[i], a.body)
+			}
+			if e.path == "/" && a.code == http.StatusSeeOther && a.header.Get("Location") != "/login" {
+				t.Errorf("/ as %s redirects to %q, want /login", c.name, a.header.Get("Location"))
+			}
+			if e.path == "/" && a.code == http.StatusOK && !strings.Contains(a.header.Get("Content-Security-Policy"), "script-src 'self'") {
+				t.Errorf("/ as %s: Content-Security-Policy %q", c.name, a.header.Get("Content-Security-Policy"))
+			}
+			if e.path == "/api/explain" && a.code == http.StatusTooManyRequests && a.header.Get("Retry-After") == "" {
+				t.Errorf("explain's 429 has no Retry-After")
+			}
+			fmt.Fprintf(&table, " %d |", a.code)
+		}
+		table.WriteString("\n")
+	}
+	t.Log(table.String())
+
+	// The viewer's state holds every namespace's pods (the console shows the whole cluster).
+	var view struct {
+		Nodes []any `json:"nodes"`
+	}
+	if a := do(http.MethodGet, "/api/state", callers[4].token, nil, nil); a.code != http.StatusOK || json.Unmarshal([]byte(a.body), &view) != nil {
+		t.Errorf("/api/state as the viewer: %d %.200s", a.code, a.body)
+	}
+	// The stream answers the same as the state.
+	streamCtx, streamCancel := context.WithTimeout(ctx, 10*time.Second)
+	req, _ := http.NewRequestWithContext(streamCtx, http.MethodGet, srv.URL()+"/api/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+callers[3].token)
+	if resp, err := client.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("/api/stream as team-a's user: %v %v, want 403", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	streamCancel()
+
+	// The login page: the form's token becomes an HttpOnly, SameSite=Strict cookie, which then
+	// authenticates; a cross-site post of the form is refused.
+	form := url.Values{"token": {callers[4].token}}.Encode()
+	formHeader := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	a := do(http.MethodPost, "/login", "", strings.NewReader(form), formHeader)
+	var cookie *http.Cookie
+	for _, c := range (&http.Response{Header: a.header}).Cookies() {
+		if c.Name == console.TokenCookie {
+			cookie = c
+		}
+	}
+	if a.code != http.StatusSeeOther || cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+		t.Errorf("POST /login = %d, cookie %+v: want 303 and an HttpOnly, SameSite=Strict cookie", a.code, cookie)
+	} else if a := do(http.MethodGet, "/api/state", "", nil, map[string]string{"Cookie": cookie.String()}); a.code != http.StatusOK {
+		t.Errorf("/api/state with the login cookie = %d", a.code)
+	}
+	if a := do(http.MethodPost, "/login", "", strings.NewReader(url.Values{"token": {"not-a-token"}}.Encode()), formHeader); a.code != http.StatusUnauthorized {
+		t.Errorf("POST /login with a refused token = %d, want 401", a.code)
+	}
+	crossSite := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "https://evil.example"}
+	if a := do(http.MethodPost, "/login", "", strings.NewReader(form), crossSite); a.code != http.StatusForbidden {
+		t.Errorf("cross-site POST /login = %d, want 403", a.code)
+	}
+}
