@@ -84,7 +84,7 @@ func (p *pluginEvictor) Filter(pod *corev1.Pod) bool { return p.e.Filter(pod) }
 func (p *pluginEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
 	return p.e.preEvictionFilter(pod, p.plugin)
 }
-func (p *pluginEvictor) CheckLimits(pod *corev1.Pod) error { return p.e.CheckLimits(pod) }
+func (p *pluginEvictor) CheckLimits(pod *corev1.Pod) error { return p.e.checkLimits(pod, p.plugin) }
 func (p *pluginEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) error {
 	if opts.PluginName == "" {
 		opts.PluginName = p.plugin
@@ -100,8 +100,26 @@ var (
 
 // CheckLimits returns the limit error Evict would return now for pod because of the cycle's
 // limits, or nil (framework.LimitChecker); it reserves nothing.
-func (e *ProfileEvictor) CheckLimits(pod *corev1.Pod) error {
-	return e.Limiter.Check(pod.Spec.NodeName, pod.Namespace)
+func (e *ProfileEvictor) CheckLimits(pod *corev1.Pod) error { return e.checkLimits(pod, "") }
+
+// checkLimits also tells the Observer of a pod the workload budget holds (explain shows it), as
+// the plugin will not call Evict for it.
+func (e *ProfileEvictor) checkLimits(pod *corev1.Pod, plugin string) error {
+	if err := e.Limiter.Check(pod.Spec.NodeName, pod.Namespace); err != nil {
+		return err
+	}
+	if b := e.Limiter.Budget(); b != nil {
+		if err := b.Check(pod); err != nil {
+			if e.Metrics != nil {
+				e.Metrics.EvictionsHeld.WithLabelValues(metrics.HeldWorkloadBudget, e.Profile).Inc()
+			}
+			if e.Observer != nil {
+				e.Observer(Record{Profile: e.Profile, Plugin: plugin, Pod: pod, Stage: StageEvict, Err: err})
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // Filter reports whether every filter plugin lets the pod be evicted.
@@ -195,6 +213,18 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		logger.V(3).Info("Eviction skipped", "pod", klog.KObj(pod), "node", node, "plugin", opts.PluginName, "reason", err)
 		return err
 	}
+	var bslot BudgetSlot
+	budget := e.Limiter.Budget()
+	if budget != nil {
+		if bslot, err = budget.Reserve(pod, e.DryRun); err != nil {
+			e.Limiter.Release(slot)
+			logger.V(2).Info("Eviction held by the workload budget", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", err)
+			if e.Metrics != nil {
+				e.Metrics.EvictionsHeld.WithLabelValues(metrics.HeldWorkloadBudget, e.Profile).Inc()
+			}
+			return err
+		}
+	}
 	if e.DryRun {
 		logger.Info("Dry run: would evict pod", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", opts.Reason, "prediction", extra)
 		e.count(metrics.ResultDryRun, opts, pod)
@@ -211,6 +241,9 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	start := time.Now()
 	if err := e.EvictPlugin.Evict(ctx, pod, opts); err != nil {
 		e.Limiter.Release(slot)
+		if budget != nil {
+			budget.Release(bslot)
+		}
 		if framework.IsPodGone(err) || apierrors.IsNotFound(err) {
 			// Another eviction (an event-triggered controller, a cycle) got there first: not evicted
 			// by us, and nothing left to do.

@@ -23,6 +23,9 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 )
 
+// BlockedByWorkloadBudget is the BlockedBy of a pod its workload's disruption budget holds.
+const BlockedByWorkloadBudget = "workload budget"
+
 // Verdicts of an explain row.
 const (
 	VerdictEvict   = "evict"
@@ -42,7 +45,8 @@ type Row struct {
 	// from the plugin's NodeVerdict on the pod's node when it has one).
 	Reason  string `json:"reason,omitempty"`
 	Verdict string `json:"verdict"`
-	// BlockedBy names what blocked the eviction: a preEvictionFilter plugin, "limit" or "evict".
+	// BlockedBy names what blocked the eviction: a preEvictionFilter plugin, "limit",
+	// "workload budget" or "evict".
 	BlockedBy string `json:"blockedBy,omitempty"`
 	// The scheduler simulation's decision, when the profile runs SchedulerSimulation and got to it.
 	SimulationReason string `json:"simulationReason,omitempty"`
@@ -92,6 +96,8 @@ func Run(ctx context.Context, cfg runner.Config) ([]Row, error) {
 				row.Verdict, row.BlockedBy = VerdictEvict, ""
 			case framework.IsTotalLimit(r.Err) || framework.IsNodeLimit(r.Err) || framework.IsNamespaceLimit(r.Err):
 				row.Verdict, row.BlockedBy, row.Message = VerdictBlocked, "limit", r.Err.Error()
+			case framework.IsWorkloadBudget(r.Err):
+				row.Verdict, row.BlockedBy, row.Message = VerdictBlocked, BlockedByWorkloadBudget, r.Err.Error()
 			default:
 				row.Verdict, row.BlockedBy, row.Message = VerdictBlocked, "evict", r.Err.Error()
 			}

@@ -132,6 +132,12 @@ func New(ctx context.Context, p *descheduler.DeschedulerPolicy, opts Options) (*
 	if d.sources, err = newMetricsProviders(p, opts.Client, opts.MetricsSources); err != nil {
 		return nil, err
 	}
+	workloads, err := evictions.NewInformerWorkloads(opts.InformerFactory)
+	if err != nil {
+		return nil, err
+	}
+	d.limiter.SetBudget(evictions.NewBudget(evictions.BudgetFromPolicy(p), workloads, nil))
+	d.synced = append(d.synced, workloads.HasSynced)
 	if l := d.limiter.Limits(); l.Defaulted {
 		klog.FromContext(ctx).Info("The policy sets no eviction limits; safe defaults apply", "maxPodsToEvictPerNode", *l.PerNode, "maxPodsToEvictTotal", *l.Total)
 	}
