@@ -234,7 +234,7 @@ func (b *Budget) check(pod *corev1.Pod) (Workload, bool, *framework.WorkloadBudg
 func (b *Budget) report(w Workload, err *framework.WorkloadBudgetError) *framework.WorkloadBudgetError {
 	if !b.reported[w.UID] {
 		b.reported[w.UID] = true
-		klog.InfoS("Workload budget reached; its pods wait for replacements", "workload", w.String(), "rule", err.Rule,
+		klog.V(2).InfoS("Workload budget reached; its pods wait for replacements", "workload", w.String(), "rule", err.Rule,
 			"limit", err.Limit, "count", err.Count, "replicas", err.Replicas, "default", err.Default)
 	}
 	return err
