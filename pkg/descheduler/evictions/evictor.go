@@ -30,8 +30,13 @@ type ProfileEvictor struct {
 	EvictPlugin        framework.EvictPlugin
 	Limiter            *Limiter
 	DryRun             bool
-	Metrics            *metrics.Metrics
-	Recorder           events.EventRecorder
+	// Windows, when set, are the profile's eviction windows: outside them it evicts nothing (in
+	// dry-run mode it says what it would evict and when the next window opens).
+	Windows *Windows
+	// Now is the clock of the windows (time.Now when nil).
+	Now      func() time.Time
+	Metrics  *metrics.Metrics
+	Recorder events.EventRecorder
 	// GracePeriodSeconds fills DeleteOptions.GracePeriodSeconds when an eviction leaves it nil.
 	GracePeriodSeconds *int64
 	// NotifyFailures records a Warning Event on a pod whose eviction failed.
@@ -105,14 +110,19 @@ func (e *ProfileEvictor) CheckLimits(pod *corev1.Pod) error { return e.checkLimi
 // checkLimits also tells the Observer of a pod the workload budget holds (explain shows it), as
 // the plugin will not call Evict for it.
 func (e *ProfileEvictor) checkLimits(pod *corev1.Pod, plugin string) error {
+	if err := e.windowClosed(); err != nil && !e.DryRun {
+		e.held(metrics.HeldWindowClosed)
+		if e.Observer != nil {
+			e.Observer(Record{Profile: e.Profile, Plugin: plugin, Pod: pod, Stage: StageEvict, Err: err})
+		}
+		return err
+	}
 	if err := e.Limiter.Check(pod.Spec.NodeName, pod.Namespace); err != nil {
 		return err
 	}
 	if b := e.Limiter.Budget(); b != nil {
 		if err := b.Check(pod); err != nil {
-			if e.Metrics != nil {
-				e.Metrics.EvictionsHeld.WithLabelValues(metrics.HeldWorkloadBudget, e.Profile).Inc()
-			}
+			e.held(metrics.HeldWorkloadBudget)
 			if e.Observer != nil {
 				e.Observer(Record{Profile: e.Profile, Plugin: plugin, Pod: pod, Stage: StageEvict, Err: err})
 			}
@@ -120,6 +130,29 @@ func (e *ProfileEvictor) checkLimits(pod *corev1.Pod, plugin string) error {
 		}
 	}
 	return nil
+}
+
+// windowClosed returns the *framework.WindowClosedError of a profile whose windows are all closed
+// now (nil: open, or no windows), logging and setting the window metric at each edge.
+func (e *ProfileEvictor) windowClosed() error {
+	if e.Windows == nil {
+		return nil
+	}
+	now := time.Now
+	if e.Now != nil {
+		now = e.Now
+	}
+	open, next := e.Windows.Observe(now(), e.Profile, e.Metrics)
+	if open {
+		return nil
+	}
+	return &framework.WindowClosedError{Profile: e.Profile, NextOpen: next, DryRun: e.DryRun}
+}
+
+func (e *ProfileEvictor) held(reason string) {
+	if e.Metrics != nil {
+		e.Metrics.EvictionsHeld.WithLabelValues(reason, e.Profile).Inc()
+	}
 }
 
 // Filter reports whether every filter plugin lets the pod be evicted.
@@ -197,6 +230,14 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 			return fmt.Errorf("pod %s/%s: %w (waiting for %s)", pod.Namespace, pod.Name, framework.ErrCachesNotSynced, strings.Join(waiting, "; "))
 		}
 	}
+	// Outside the profile's eviction windows nothing is evicted; a dry run goes on to say what would
+	// be, and when.
+	closed := e.windowClosed()
+	if closed != nil && !e.DryRun {
+		e.held(metrics.HeldWindowClosed)
+		logger.V(3).Info("Eviction held: eviction window closed", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", closed)
+		return closed
+	}
 	// One eviction of a pod at a time in this process; the loser of a race between a cycle and an
 	// event-triggered controller (or two profiles) stands back, and when it comes later it finds the
 	// pod terminating or gone.
@@ -219,15 +260,16 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		if bslot, err = budget.Reserve(pod, e.DryRun); err != nil {
 			e.Limiter.Release(slot)
 			logger.V(2).Info("Eviction held by the workload budget", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", err)
-			if e.Metrics != nil {
-				e.Metrics.EvictionsHeld.WithLabelValues(metrics.HeldWorkloadBudget, e.Profile).Inc()
-			}
+			e.held(metrics.HeldWorkloadBudget)
 			return err
 		}
 	}
 	if e.DryRun {
 		logger.Info("Dry run: would evict pod", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", opts.Reason, "prediction", extra)
 		e.count(metrics.ResultDryRun, opts, pod)
+		if closed != nil {
+			return closed
+		}
 		return framework.ErrDryRun
 	}
 	if e.GracePeriodSeconds != nil && (opts.DeleteOptions == nil || opts.DeleteOptions.GracePeriodSeconds == nil) {

@@ -26,6 +26,9 @@ import (
 // BlockedByWorkloadBudget is the BlockedBy of a pod its workload's disruption budget holds.
 const BlockedByWorkloadBudget = "workload budget"
 
+// BlockedByWindow is the BlockedBy of a pod a closed eviction window holds.
+const BlockedByWindow = "eviction window"
+
 // Verdicts of an explain row.
 const (
 	VerdictEvict   = "evict"
@@ -92,8 +95,13 @@ func Run(ctx context.Context, cfg runner.Config) ([]Row, error) {
 		case evictions.StageEvict:
 			row.Reason = r.Reason
 			switch {
+			case framework.IsWindowClosed(r.Err) && errors.Is(r.Err, framework.ErrDryRun):
+				// Outside the profile's eviction windows: what it would do, and when.
+				row.Verdict, row.BlockedBy, row.Message = VerdictEvict, "", r.Err.Error()
 			case r.Err == nil || errors.Is(r.Err, framework.ErrDryRun):
 				row.Verdict, row.BlockedBy = VerdictEvict, ""
+			case framework.IsWindowClosed(r.Err):
+				row.Verdict, row.BlockedBy, row.Message = VerdictBlocked, BlockedByWindow, r.Err.Error()
 			case framework.IsTotalLimit(r.Err) || framework.IsNodeLimit(r.Err) || framework.IsNamespaceLimit(r.Err):
 				row.Verdict, row.BlockedBy, row.Message = VerdictBlocked, "limit", r.Err.Error()
 			case framework.IsWorkloadBudget(r.Err):

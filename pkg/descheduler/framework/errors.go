@@ -3,6 +3,7 @@ package framework
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // LimitScope is what an eviction limit counts.
@@ -117,5 +118,37 @@ func (e *WorkloadBudgetError) Error() string {
 // IsWorkloadBudget reports whether err says the pod's workload budget stopped its eviction.
 func IsWorkloadBudget(err error) bool {
 	var we *WorkloadBudgetError
+	return errors.As(err, &we)
+}
+
+// WindowClosedError is returned by Evictor.Evict when the profile's eviction windows are all closed:
+// the pod is not evicted now. In dry-run mode the pod went through every other check and would be
+// evicted once a window opens: the error then also matches ErrDryRun.
+type WindowClosedError struct {
+	Profile string
+	// NextOpen is when the profile's next window opens.
+	NextOpen time.Time
+	DryRun   bool
+}
+
+func (e *WindowClosedError) Error() string {
+	msg := fmt.Sprintf("eviction window of profile %q closed; next opens %s", e.Profile, e.NextOpen.Format(time.RFC3339))
+	if e.DryRun {
+		msg += " (dry run: would be evicted then)"
+	}
+	return msg
+}
+
+// Unwrap makes a dry-run WindowClosedError match ErrDryRun.
+func (e *WindowClosedError) Unwrap() error {
+	if e.DryRun {
+		return ErrDryRun
+	}
+	return nil
+}
+
+// IsWindowClosed reports whether err says the profile's eviction windows are closed.
+func IsWindowClosed(err error) bool {
+	var we *WindowClosedError
 	return errors.As(err, &we)
 }

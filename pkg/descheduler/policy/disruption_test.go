@@ -60,3 +60,36 @@ func TestWorkloadBudgetFieldErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestEvictionWindowsWithUpstreamPolicy: a profile of upstream's policy with evictionWindows loads
+// (upstream's fields unchanged); a bad window is an error naming its field; a typo is rejected.
+func TestEvictionWindowsWithUpstreamPolicy(t *testing.T) {
+	reg, args := registries(t)
+	withWindow := func(window string) string {
+		path := withAccordFields(t, "evictSingleReplicaWorkloads: false\n")
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := strings.Replace(string(data), "  - name: ProfileName\n", "  - name: ProfileName\n    evictionWindows:\n"+window, 1)
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	p, err := policy.Load(withWindow("    - {days: [Mon-Fri], start: \"01:00\", end: \"05:00\", timeZone: Europe/Berlin}\n"), reg, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Profiles[0].EvictionWindows; len(w) != 1 || w[0].TimeZone != "Europe/Berlin" || w[0].Start != "01:00" || *p.MaxNoOfPodsToEvictTotal != 40 {
+		t.Errorf("windows %+v", w)
+	}
+	for _, tc := range []struct{ window, want string }{
+		{"    - {start: \"01:00\", end: \"05:00\", timeZone: Europe/Berlinn}\n", "profiles[0].evictionWindows[0].timeZone"},
+		{"    - {start: \"01:00\", ends: \"05:00\"}\n", `unknown field "profiles[0].evictionWindows[0].ends"`},
+	} {
+		if _, err := policy.Load(withWindow(tc.window), reg, args); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.window, err, tc.want)
+		}
+	}
+}

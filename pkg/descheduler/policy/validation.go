@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/accord-sched/accord/apis/descheduler"
+	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 )
 
@@ -115,6 +116,8 @@ func Validate(p *descheduler.DeschedulerPolicy, registry framework.Registry, arg
 		}
 		names.Insert(prof.Name)
 		errs = append(errs, validateSelector(path.Child("nodeSelector"), prof.NodeSelector)...)
+		_, werrs := evictions.ParseWindows(path.Child("evictionWindows"), prof.EvictionWindows)
+		errs = append(errs, werrs...)
 		errs = append(errs, validateProfile(path, prof, registry, args)...)
 	}
 	return errs

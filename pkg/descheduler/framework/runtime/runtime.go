@@ -68,6 +68,8 @@ type Options struct {
 	// waited for, or nil once they are fresh again (readiness).
 	CacheGate     *cachegate.Gate
 	OnCachesStale func(waitingFor []string)
+	// Now is the clock of the profiles' eviction windows; time.Now when nil.
+	Now func() time.Time
 }
 
 // Profile is a built profile.
@@ -183,6 +185,11 @@ func (d *Descheduler) buildProfile(ctx context.Context, i int, p *descheduler.De
 	if d.gate != nil {
 		ev.Fresh = d.gate.Stale
 	}
+	ws, werrs := evictions.ParseWindows(field.NewPath("profiles").Index(i).Child("evictionWindows"), cfg.EvictionWindows)
+	if len(werrs) > 0 {
+		return nil, werrs, nil
+	}
+	ev.Windows, ev.Now = ws, opts.Now
 	crPolicy, err := missingCRPolicy(cfg)
 	if err != nil {
 		return nil, nil, err
