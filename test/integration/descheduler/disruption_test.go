@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
@@ -323,4 +324,61 @@ func TestWorkloadBudgetDefault(t *testing.T) {
 	}
 	t.Logf("FIGURE workload_budget_max_unavailable: %d of %d pods (default budget 10%% = 2; cycles every 200 ms + event mode; all moved in %s; single-replica Deployment untouched)",
 		most, replicas, took.Round(100*time.Millisecond))
+}
+
+// TestEvictionWindowOpensDuringTest: a profile whose only eviction window opens 8 s after its
+// pods start violating: nothing is evicted before it opens (cycles every 200 ms and the
+// event-triggered controller try all along), and evictions start within seconds after.
+func TestEvictionWindowOpensDuringTest(t *testing.T) {
+	ctx := context.Background()
+	c := newDisruptionCluster(t, "bad", "good")
+	c.bindTo(func() string { return c.nodes[0] })
+	c.deployment(t, "night", 4)
+	if err := harness.WaitFor(ctx, 60*time.Second, func(context.Context) (bool, error) {
+		pods, _ := c.readyPods(t, "night")
+		return pods[c.nodes[0]] == 4, nil
+	}); err != nil {
+		t.Fatalf("the Deployment's pods are not Ready: %v", err)
+	}
+	c.bindTo(func() string { return c.nodes[1] })
+	c.disableCPU(t, c.nodes[0])
+	// Watch for the first eviction (a pod marked for deletion).
+	w, err := env.Client.CoreV1().Pods(c.ns).Watch(ctx, metav1.ListOptions{LabelSelector: "app=night"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	violating := time.Now()
+	opens := violating.Add(8 * time.Second).UTC().Truncate(time.Second).Add(time.Second)
+	closes := opens.Add(10 * time.Minute)
+	window := fmt.Sprintf("  evictionWindows:\n  - {start: %q, end: %q, timeZone: UTC}\n", opens.Format("15:04:05"), closes.Format("15:04:05"))
+	m := metrics.New()
+	runDescheduler(t, runner.Config{RestConfig: env.Config, PolicyConfigFile: disruptionPolicy(t, c.ns, "", window), Metrics: m,
+		DeschedulingInterval: 200 * time.Millisecond, EventDriven: true})
+	ready := time.Now()
+	var first time.Time
+	deadline := time.After(time.Until(opens) + 30*time.Second)
+	for first.IsZero() {
+		select {
+		case ev := <-w.ResultChan():
+			if p, ok := ev.Object.(*corev1.Pod); ok && (ev.Type == watch.Deleted || p.DeletionTimestamp != nil) {
+				first = time.Now()
+			}
+		case <-deadline:
+			t.Fatalf("no eviction within 30 s of the window opening at %s", opens.Format(time.RFC3339))
+		}
+	}
+	if first.Before(opens) {
+		t.Fatalf("a pod was evicted at %s, before the window opened at %s", first.Format(time.RFC3339Nano), opens.Format(time.RFC3339))
+	}
+	held, err := testutil.GetCounterMetricValue(m.EvictionsHeld.WithLabelValues(metrics.HeldWindowClosed, "fit"))
+	if err != nil || held == 0 {
+		t.Errorf("accord_descheduler_evictions_held_total{reason=window_closed} = %v (%v), want > 0 before the window opened", held, err)
+	}
+	if v, err := testutil.GetGaugeMetricValue(m.WindowOpen.WithLabelValues("fit")); err != nil || v != 1 {
+		t.Errorf("accord_descheduler_eviction_window_open = %v (%v), want 1 once open", v, err)
+	}
+	t.Logf("FIGURE eviction_window_timeline: pods violating at 0 s; descheduler ready at %.1f s; window opens at %.1f s (%s UTC); %v evictions held before it; first eviction at %.1f s (%.0f ms after the window opened)",
+		ready.Sub(violating).Seconds(), opens.Sub(violating).Seconds(), opens.Format("15:04:05"), held,
+		first.Sub(violating).Seconds(), float64(first.Sub(opens).Milliseconds()))
 }
