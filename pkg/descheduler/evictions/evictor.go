@@ -20,6 +20,14 @@ import (
 const (
 	ReasonDescheduled    = "Descheduled"
 	ReasonEvictionFailed = "EvictionFailed"
+	// ReasonEvictionHeld is a nominated pod held by its workload budget or a closed eviction window.
+	ReasonEvictionHeld = "EvictionHeld"
+)
+
+// What held an eviction, in EvictionHeld Events (and the console's timeline).
+const (
+	HeldWorkloadBudget = "workload budget"
+	HeldWindow         = "eviction window"
 )
 
 // ProfileEvictor is the framework.Evictor of one profile.
@@ -111,7 +119,7 @@ func (e *ProfileEvictor) CheckLimits(pod *corev1.Pod) error { return e.checkLimi
 // the plugin will not call Evict for it.
 func (e *ProfileEvictor) checkLimits(pod *corev1.Pod, plugin string) error {
 	if err := e.windowClosed(); err != nil && !e.DryRun {
-		e.held(metrics.HeldWindowClosed)
+		e.held(pod, plugin, err)
 		if e.Observer != nil {
 			e.Observer(Record{Profile: e.Profile, Plugin: plugin, Pod: pod, Stage: StageEvict, Err: err})
 		}
@@ -122,7 +130,7 @@ func (e *ProfileEvictor) checkLimits(pod *corev1.Pod, plugin string) error {
 	}
 	if b := e.Limiter.Budget(); b != nil {
 		if err := b.Check(pod); err != nil {
-			e.held(metrics.HeldWorkloadBudget)
+			e.held(pod, plugin, err)
 			if e.Observer != nil {
 				e.Observer(Record{Profile: e.Profile, Plugin: plugin, Pod: pod, Stage: StageEvict, Err: err})
 			}
@@ -149,9 +157,18 @@ func (e *ProfileEvictor) windowClosed() error {
 	return &framework.WindowClosedError{Profile: e.Profile, NextOpen: next, DryRun: e.DryRun}
 }
 
-func (e *ProfileEvictor) held(reason string) {
+// held counts a held eviction and records an EvictionHeld Event on the pod (not in dry-run mode);
+// the events recorder folds repeats into one Event's series.
+func (e *ProfileEvictor) held(pod *corev1.Pod, plugin string, err error) {
+	reason, what := metrics.HeldWorkloadBudget, HeldWorkloadBudget
+	if framework.IsWindowClosed(err) {
+		reason, what = metrics.HeldWindowClosed, HeldWindow
+	}
 	if e.Metrics != nil {
 		e.Metrics.EvictionsHeld.WithLabelValues(reason, e.Profile).Inc()
+	}
+	if e.Recorder != nil && !e.DryRun {
+		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonEvictionHeld, "Descheduling", "%s", HeldEventMessage(plugin, e.Profile, what, err.Error()))
 	}
 }
 
@@ -234,7 +251,7 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	// be, and when.
 	closed := e.windowClosed()
 	if closed != nil && !e.DryRun {
-		e.held(metrics.HeldWindowClosed)
+		e.held(pod, opts.PluginName, closed)
 		logger.V(3).Info("Eviction held: eviction window closed", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", closed)
 		return closed
 	}
@@ -260,7 +277,7 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		if bslot, err = budget.Reserve(pod, e.DryRun); err != nil {
 			e.Limiter.Release(slot)
 			logger.V(2).Info("Eviction held by the workload budget", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", err)
-			e.held(metrics.HeldWorkloadBudget)
+			e.held(pod, opts.PluginName, err)
 			return err
 		}
 	}
