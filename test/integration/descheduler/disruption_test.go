@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/descheduler/explain"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/test/harness"
@@ -322,6 +324,21 @@ func TestWorkloadBudgetDefault(t *testing.T) {
 			t.Errorf("the single-replica Deployment's pod was evicted (Ready now: %v)", solo)
 		}
 	}
+	// explain names the single-replica Deployment's pod, still violating, as held by its budget.
+	rows, err := explain.Run(ctx, runner.Config{RestConfig: env.Config, PolicyConfigFile: disruptionPolicy(t, c.ns, "", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var soloRow *explain.Row
+	for i := range rows {
+		if strings.HasPrefix(rows[i].Pod, "solo-") {
+			soloRow = &rows[i]
+		}
+	}
+	if soloRow == nil || soloRow.Verdict != explain.VerdictBlocked || soloRow.BlockedBy != explain.BlockedByWorkloadBudget ||
+		!strings.Contains(soloRow.Message, "evictSingleReplicaWorkloads") {
+		t.Errorf("explain's row of the single-replica pod: %+v, want blocked by %q", soloRow, explain.BlockedByWorkloadBudget)
+	}
 	t.Logf("FIGURE workload_budget_max_unavailable: %d of %d pods (default budget 10%% = 2; cycles every 200 ms + event mode; all moved in %s; single-replica Deployment untouched)",
 		most, replicas, took.Round(100*time.Millisecond))
 }
@@ -356,6 +373,16 @@ func TestEvictionWindowOpensDuringTest(t *testing.T) {
 	runDescheduler(t, runner.Config{RestConfig: env.Config, PolicyConfigFile: disruptionPolicy(t, c.ns, "", window), Metrics: m,
 		DeschedulingInterval: 200 * time.Millisecond, EventDriven: true})
 	ready := time.Now()
+	// Before the window opens, explain lists what the profile would evict and when.
+	rows, err := explain.Run(ctx, runner.Config{RestConfig: env.Config, PolicyConfigFile: disruptionPolicy(t, c.ns, "", window)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Now().Before(opens) {
+		if len(rows) == 0 || rows[0].Verdict != explain.VerdictEvict || !strings.Contains(rows[0].Message, "next opens "+opens.Format(time.RFC3339)) {
+			t.Errorf("explain before the window: %+v, want an evict row saying the window opens at %s", rows, opens.Format(time.RFC3339))
+		}
+	}
 	var first time.Time
 	deadline := time.After(time.Until(opens) + 30*time.Second)
 	for first.IsZero() {
