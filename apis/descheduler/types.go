@@ -3,6 +3,7 @@ package descheduler
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -26,6 +27,20 @@ type DeschedulerPolicy struct {
 	MaxNoOfPodsToEvictPerNamespace *int32
 	// MaxNoOfPodsToEvictTotal bounds the evictions of one cycle.
 	MaxNoOfPodsToEvictTotal *int32
+
+	// MaxMigratingPerWorkload bounds, per workload (the pod's top controller), the pods evicted by
+	// this descheduler whose replacement is not yet Ready (Koordinator's maxMigratingPerWorkload):
+	// an integer or a percentage of the workload's replicas. Unset: Koordinator's default by
+	// replica count (above 10 replicas 10%, 4 to 10 replicas 2, otherwise 1). Across profiles,
+	// cycles and the event-triggered controllers.
+	MaxMigratingPerWorkload *intstr.IntOrString
+	// MaxUnavailablePerWorkload bounds, per workload, the pods unavailable at once, counting those
+	// NotReady or Pending for other reasons (Koordinator's maxUnavailablePerWorkload); an eviction
+	// that would make more unavailable waits. Unset: the same defaults as MaxMigratingPerWorkload.
+	MaxUnavailablePerWorkload *intstr.IntOrString
+	// EvictSingleReplicaWorkloads lets the descheduler evict the pod of a workload of one replica;
+	// by default such a workload is left alone (its only pod would be down until replaced).
+	EvictSingleReplicaWorkloads *bool
 
 	// GracePeriodSeconds is passed to every eviction's DeleteOptions when set.
 	GracePeriodSeconds *int64
@@ -91,6 +106,19 @@ type DeschedulerProfile struct {
 	Plugins       Plugins
 	// NodeSelector, when set, replaces the policy's NodeSelector for this profile (Accord addition).
 	NodeSelector *string
+	// EvictionWindows, when set, are the only times the profile evicts (Accord addition).
+	EvictionWindows []EvictionWindow
+}
+
+// EvictionWindow is a recurring time of day, on some days of the week, in a time zone.
+type EvictionWindow struct {
+	// Days: Mon..Sun or ranges (Mon-Fri); empty is every day.
+	Days []string
+	// Start and End: HH:MM or HH:MM:SS; End before Start closes the window the next day.
+	Start string
+	End   string
+	// TimeZone is an IANA name; empty is UTC.
+	TimeZone string
 }
 
 // Plugins lists the plugins enabled or disabled at each extension point.

@@ -32,12 +32,15 @@ type Eviction struct {
 	// where it landed ("" while it is pending).
 	Replacement     string `json:"replacement,omitempty"`
 	ReplacementNode string `json:"replacementNode,omitempty"`
+	// Held, when set, says the pod was not evicted: the descheduler held it ("workload budget" or
+	// "eviction window", from an EvictionHeld Event); Reason then says why.
+	Held string `json:"held,omitempty"`
 }
 
 // predictionSep separates the plugin's reason from the prediction in an Event note.
 const predictionSep = "; scheduler simulation"
 
-// evictions reads the Descheduled Events, newest first; pods are the live pods, where the
+// evictions reads the Descheduled and EvictionHeld Events, newest first; pods are the live pods, where the
 // replacements are looked for.
 func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 	objs, _ := s.events.ByIndex(eventByReason, evictions.ReasonDescheduled)
@@ -64,6 +67,20 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 		}
 		if rec, ok := s.record(r.uid); ok {
 			r.Node, r.owner = rec.Node, rec.Owner
+		}
+		rows = append(rows, r)
+	}
+	held, _ := s.events.ByIndex(eventByReason, evictions.ReasonEvictionHeld)
+	for _, o := range held {
+		e := o.(*corev1.Event)
+		note, ok := evictions.ParseHeldMessage(e.Message)
+		if !ok {
+			continue
+		}
+		r := row{Eviction: Eviction{Time: eventTime(e), Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name,
+			Plugin: note.Plugin, Profile: note.Profile, Reason: note.Reason, Held: note.Held}, uid: e.InvolvedObject.UID}
+		if rec, ok := s.record(r.uid); ok {
+			r.Node = rec.Node
 		}
 		rows = append(rows, r)
 	}

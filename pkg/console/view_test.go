@@ -108,12 +108,16 @@ func TestEvictionTimeline(t *testing.T) {
 		event(evictions.ReasonDescheduled, first, evictedAt, msg),
 		event(evictions.ReasonDescheduled, second, evictedAt.Add(500*time.Millisecond), evictions.EventMessage("LowNodeLoad", "accord", "hot", "")),
 		event(evictions.ReasonDescheduled, pod("unknown", "", "", now), evictedAt, "Evicted by someone else"),
+		event(evictions.ReasonEvictionHeld, before, evictedAt.Add(time.Second), evictions.HeldEventMessage("NodeCRDResourceFit", "accord", evictions.HeldWorkloadBudget,
+			"workload budget: Deployment demo/m (20 replicas) has 2 of 2 allowed by maxMigratingPerWorkload (default)")),
 	)
 	s.podGone(first)
 	s.podGone(second)
 	v := s.buildView(now)
 	score := int64(155)
 	want := []Eviction{
+		{Time: evictedAt.Add(time.Second), Namespace: "demo", Pod: "m-0", Node: "node-2", Plugin: "NodeCRDResourceFit", Profile: "accord", Held: "workload budget",
+			Reason: "workload budget: Deployment demo/m (20 replicas) has 2 of 2 allowed by maxMigratingPerWorkload (default)"},
 		{Time: evictedAt.Add(500 * time.Millisecond), Namespace: "demo", Pod: "m-2", Node: "node-5", Plugin: "LowNodeLoad", Profile: "accord", Reason: "hot",
 			Replacement: "m-4"},
 		{Time: evictedAt, Namespace: "demo", Pod: "m-1", Node: "node-5", Plugin: "NodeCRDResourceFit", Profile: "accord",

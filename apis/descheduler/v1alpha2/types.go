@@ -3,6 +3,7 @@ package v1alpha2
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -30,6 +31,23 @@ type DeschedulerPolicy struct {
 	// MaxNoOfPodsToEvictTotal bounds the evictions of one cycle.
 	// +optional
 	MaxNoOfPodsToEvictTotal *int32 `json:"maxNoOfPodsToEvictTotal,omitempty"`
+
+	// MaxMigratingPerWorkload bounds, per workload (the pod's top controller: a Deployment through its
+	// ReplicaSets, a StatefulSet, a Job, ...), the pods this descheduler evicted whose replacement is
+	// not yet Ready, as Koordinator's maxMigratingPerWorkload: an integer or a percentage of the
+	// workload's replicas. Unset: Koordinator's default by replica count (above 10 replicas 10%,
+	// 4 to 10 replicas 2, otherwise 1). Accord-only: upstream's descheduler has no such field.
+	// +optional
+	MaxMigratingPerWorkload *intstr.IntOrString `json:"maxMigratingPerWorkload,omitempty"`
+	// MaxUnavailablePerWorkload bounds, per workload, the pods unavailable at once, counting those
+	// NotReady or Pending for other reasons, as Koordinator's maxUnavailablePerWorkload. Unset: the
+	// same defaults as maxMigratingPerWorkload.
+	// +optional
+	MaxUnavailablePerWorkload *intstr.IntOrString `json:"maxUnavailablePerWorkload,omitempty"`
+	// EvictSingleReplicaWorkloads lets the descheduler evict the pod of a one-replica workload;
+	// by default it is left alone.
+	// +optional
+	EvictSingleReplicaWorkloads *bool `json:"evictSingleReplicaWorkloads,omitempty"`
 
 	// GracePeriodSeconds is put into the DeleteOptions of every eviction when set.
 	// +optional
@@ -107,6 +125,26 @@ type DeschedulerProfile struct {
 	// NodeSelector replaces the policy's nodeSelector for this profile (Accord addition).
 	// +optional
 	NodeSelector *string `json:"nodeSelector,omitempty"`
+	// EvictionWindows, when set, are the only times the profile evicts (its cycles and its
+	// event-triggered controllers); outside them it evicts nothing. Accord-only.
+	// +optional
+	EvictionWindows []EvictionWindow `json:"evictionWindows,omitempty"`
+}
+
+// EvictionWindow is a recurring time of day, on some days of the week, in a time zone.
+type EvictionWindow struct {
+	// Days the window opens on: Mon, Tue, Wed, Thu, Fri, Sat, Sun, or ranges such as Mon-Fri.
+	// Empty: every day.
+	// +optional
+	Days []string `json:"days,omitempty"`
+	// Start is the time of day the window opens, HH:MM or HH:MM:SS.
+	Start string `json:"start"`
+	// End is the time of day the window closes, HH:MM or HH:MM:SS; an End before Start closes the
+	// window on the next day.
+	End string `json:"end"`
+	// TimeZone is an IANA time zone name (Europe/Berlin); empty: UTC.
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
 }
 
 // Plugins lists the plugins enabled or disabled at each extension point.

@@ -20,6 +20,14 @@ import (
 const (
 	ReasonDescheduled    = "Descheduled"
 	ReasonEvictionFailed = "EvictionFailed"
+	// ReasonEvictionHeld is a nominated pod held by its workload budget or a closed eviction window.
+	ReasonEvictionHeld = "EvictionHeld"
+)
+
+// What held an eviction, in EvictionHeld Events (and the console's timeline).
+const (
+	HeldWorkloadBudget = "workload budget"
+	HeldWindow         = "eviction window"
 )
 
 // ProfileEvictor is the framework.Evictor of one profile.
@@ -30,8 +38,13 @@ type ProfileEvictor struct {
 	EvictPlugin        framework.EvictPlugin
 	Limiter            *Limiter
 	DryRun             bool
-	Metrics            *metrics.Metrics
-	Recorder           events.EventRecorder
+	// Windows, when set, are the profile's eviction windows: outside them it evicts nothing (in
+	// dry-run mode it says what it would evict and when the next window opens).
+	Windows *Windows
+	// Now is the clock of the windows (time.Now when nil).
+	Now      func() time.Time
+	Metrics  *metrics.Metrics
+	Recorder events.EventRecorder
 	// GracePeriodSeconds fills DeleteOptions.GracePeriodSeconds when an eviction leaves it nil.
 	GracePeriodSeconds *int64
 	// NotifyFailures records a Warning Event on a pod whose eviction failed.
@@ -84,7 +97,7 @@ func (p *pluginEvictor) Filter(pod *corev1.Pod) bool { return p.e.Filter(pod) }
 func (p *pluginEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
 	return p.e.preEvictionFilter(pod, p.plugin)
 }
-func (p *pluginEvictor) CheckLimits(pod *corev1.Pod) error { return p.e.CheckLimits(pod) }
+func (p *pluginEvictor) CheckLimits(pod *corev1.Pod) error { return p.e.checkLimits(pod, p.plugin) }
 func (p *pluginEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) error {
 	if opts.PluginName == "" {
 		opts.PluginName = p.plugin
@@ -100,8 +113,63 @@ var (
 
 // CheckLimits returns the limit error Evict would return now for pod because of the cycle's
 // limits, or nil (framework.LimitChecker); it reserves nothing.
-func (e *ProfileEvictor) CheckLimits(pod *corev1.Pod) error {
-	return e.Limiter.Check(pod.Spec.NodeName, pod.Namespace)
+func (e *ProfileEvictor) CheckLimits(pod *corev1.Pod) error { return e.checkLimits(pod, "") }
+
+// checkLimits also tells the Observer of a pod the workload budget holds (explain shows it), as
+// the plugin will not call Evict for it.
+func (e *ProfileEvictor) checkLimits(pod *corev1.Pod, plugin string) error {
+	if err := e.windowClosed(); err != nil && !e.DryRun {
+		e.held(pod, plugin, err)
+		if e.Observer != nil {
+			e.Observer(Record{Profile: e.Profile, Plugin: plugin, Pod: pod, Stage: StageEvict, Err: err})
+		}
+		return err
+	}
+	if err := e.Limiter.Check(pod.Spec.NodeName, pod.Namespace); err != nil {
+		return err
+	}
+	if b := e.Limiter.Budget(); b != nil {
+		if err := b.Check(pod); err != nil {
+			e.held(pod, plugin, err)
+			if e.Observer != nil {
+				e.Observer(Record{Profile: e.Profile, Plugin: plugin, Pod: pod, Stage: StageEvict, Err: err})
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// windowClosed returns the *framework.WindowClosedError of a profile whose windows are all closed
+// now (nil: open, or no windows), logging and setting the window metric at each edge.
+func (e *ProfileEvictor) windowClosed() error {
+	if e.Windows == nil {
+		return nil
+	}
+	now := time.Now
+	if e.Now != nil {
+		now = e.Now
+	}
+	open, next := e.Windows.Observe(now(), e.Profile, e.Metrics)
+	if open {
+		return nil
+	}
+	return &framework.WindowClosedError{Profile: e.Profile, NextOpen: next, DryRun: e.DryRun}
+}
+
+// held counts a held eviction and records an EvictionHeld Event on the pod (not in dry-run mode);
+// the events recorder folds repeats into one Event's series.
+func (e *ProfileEvictor) held(pod *corev1.Pod, plugin string, err error) {
+	reason, what := metrics.HeldWorkloadBudget, HeldWorkloadBudget
+	if framework.IsWindowClosed(err) {
+		reason, what = metrics.HeldWindowClosed, HeldWindow
+	}
+	if e.Metrics != nil {
+		e.Metrics.EvictionsHeld.WithLabelValues(reason, e.Profile).Inc()
+	}
+	if e.Recorder != nil && !e.DryRun {
+		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonEvictionHeld, "Descheduling", "%s", HeldEventMessage(plugin, e.Profile, what, err.Error()))
+	}
 }
 
 // Filter reports whether every filter plugin lets the pod be evicted.
@@ -179,6 +247,14 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 			return fmt.Errorf("pod %s/%s: %w (waiting for %s)", pod.Namespace, pod.Name, framework.ErrCachesNotSynced, strings.Join(waiting, "; "))
 		}
 	}
+	// Outside the profile's eviction windows nothing is evicted; a dry run goes on to say what would
+	// be, and when.
+	closed := e.windowClosed()
+	if closed != nil && !e.DryRun {
+		e.held(pod, opts.PluginName, closed)
+		logger.V(3).Info("Eviction held: eviction window closed", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", closed)
+		return closed
+	}
 	// One eviction of a pod at a time in this process; the loser of a race between a cycle and an
 	// event-triggered controller (or two profiles) stands back, and when it comes later it finds the
 	// pod terminating or gone.
@@ -195,9 +271,22 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		logger.V(3).Info("Eviction skipped", "pod", klog.KObj(pod), "node", node, "plugin", opts.PluginName, "reason", err)
 		return err
 	}
+	var bslot BudgetSlot
+	budget := e.Limiter.Budget()
+	if budget != nil {
+		if bslot, err = budget.Reserve(pod, e.DryRun); err != nil {
+			e.Limiter.Release(slot)
+			logger.V(2).Info("Eviction held by the workload budget", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", err)
+			e.held(pod, opts.PluginName, err)
+			return err
+		}
+	}
 	if e.DryRun {
 		logger.Info("Dry run: would evict pod", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", opts.Reason, "prediction", extra)
 		e.count(metrics.ResultDryRun, opts, pod)
+		if closed != nil {
+			return closed
+		}
 		return framework.ErrDryRun
 	}
 	if e.GracePeriodSeconds != nil && (opts.DeleteOptions == nil || opts.DeleteOptions.GracePeriodSeconds == nil) {
@@ -211,6 +300,9 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	start := time.Now()
 	if err := e.EvictPlugin.Evict(ctx, pod, opts); err != nil {
 		e.Limiter.Release(slot)
+		if budget != nil {
+			budget.Release(bslot)
+		}
 		if framework.IsPodGone(err) || apierrors.IsNotFound(err) {
 			// Another eviction (an event-triggered controller, a cycle) got there first: not evicted
 			// by us, and nothing left to do.

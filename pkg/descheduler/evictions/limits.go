@@ -59,6 +59,8 @@ func LimitsFromPolicy(p *descheduler.DeschedulerPolicy) Limits {
 // event-triggered controller, or two profiles) never post two Evictions for one pod at once.
 type Limiter struct {
 	limits Limits
+	// budget, when set, holds the per-workload budgets; Reset resets it too.
+	budget *Budget
 
 	mu          sync.Mutex
 	inFlight    map[types.UID]struct{}
@@ -84,11 +86,21 @@ func NewLimiter(limits Limits) *Limiter {
 	return l
 }
 
+// SetBudget makes the Limiter's evictors apply the per-workload budget b (nil: none). Call it before
+// the first eviction.
+func (l *Limiter) SetBudget(b *Budget) { l.budget = b }
+
+// Budget returns the per-workload budget, nil when there is none.
+func (l *Limiter) Budget() *Budget { return l.budget }
+
 // Limits returns the limits enforced.
 func (l *Limiter) Limits() Limits { return l.limits }
 
 // Reset zeroes the counts for a new cycle.
 func (l *Limiter) Reset() {
+	if l.budget != nil {
+		l.budget.Reset()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.total = 0

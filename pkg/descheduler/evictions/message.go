@@ -40,3 +40,32 @@ func ParseEventMessage(msg string) (EvictionNote, bool) {
 	}
 	return EvictionNote{Plugin: m[1], Profile: m[2], Reason: m[3]}, true
 }
+
+// HeldEventMessage is the note of an EvictionHeld Event: a pod the plugin nominated and held by its
+// workload budget or the profile's closed eviction window; held is what held it, why the error.
+func HeldEventMessage(plugin, profile, held, why string) string {
+	msg := fmt.Sprintf("Eviction held by the Accord descheduler, plugin %s (profile %s), %s: %s", plugin, profile, held, why)
+	if len(msg) > maxEventNote {
+		msg = msg[:maxEventNote-3] + "..."
+	}
+	return msg
+}
+
+// HeldNote is an EvictionHeld Event's note read back (ParseHeldMessage).
+type HeldNote struct {
+	Plugin, Profile string
+	// Held is HeldWorkloadBudget or HeldWindow.
+	Held   string
+	Reason string
+}
+
+var heldMessageRE = regexp.MustCompile(`^Eviction held by the Accord descheduler, plugin (\S*) \(profile (.*?)\), (workload budget|eviction window): (?s)(.*)$`)
+
+// ParseHeldMessage reads a note written by HeldEventMessage; ok is false for any other text.
+func ParseHeldMessage(msg string) (HeldNote, bool) {
+	m := heldMessageRE.FindStringSubmatch(msg)
+	if m == nil {
+		return HeldNote{}, false
+	}
+	return HeldNote{Plugin: m[1], Profile: m[2], Held: m[3], Reason: m[4]}, true
+}

@@ -23,6 +23,12 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 )
 
+// BlockedByWorkloadBudget is the BlockedBy of a pod its workload's disruption budget holds.
+const BlockedByWorkloadBudget = "workload budget"
+
+// BlockedByWindow is the BlockedBy of a pod a closed eviction window holds.
+const BlockedByWindow = "eviction window"
+
 // Verdicts of an explain row.
 const (
 	VerdictEvict   = "evict"
@@ -42,7 +48,8 @@ type Row struct {
 	// from the plugin's NodeVerdict on the pod's node when it has one).
 	Reason  string `json:"reason,omitempty"`
 	Verdict string `json:"verdict"`
-	// BlockedBy names what blocked the eviction: a preEvictionFilter plugin, "limit" or "evict".
+	// BlockedBy names what blocked the eviction: a preEvictionFilter plugin, "limit",
+	// "workload budget" or "evict".
 	BlockedBy string `json:"blockedBy,omitempty"`
 	// The scheduler simulation's decision, when the profile runs SchedulerSimulation and got to it.
 	SimulationReason string `json:"simulationReason,omitempty"`
@@ -90,10 +97,17 @@ func Run(ctx context.Context, cfg runner.Config) ([]Row, error) {
 		case evictions.StageEvict:
 			row.Reason = r.Reason
 			switch {
+			case framework.IsWindowClosed(r.Err) && errors.Is(r.Err, framework.ErrDryRun):
+				// Outside the profile's eviction windows: what it would do, and when.
+				row.Verdict, row.BlockedBy, row.Message = VerdictEvict, "", r.Err.Error()
 			case r.Err == nil || errors.Is(r.Err, framework.ErrDryRun):
 				row.Verdict, row.BlockedBy = VerdictEvict, ""
+			case framework.IsWindowClosed(r.Err):
+				row.Verdict, row.BlockedBy, row.Message = VerdictBlocked, BlockedByWindow, r.Err.Error()
 			case framework.IsTotalLimit(r.Err) || framework.IsNodeLimit(r.Err) || framework.IsNamespaceLimit(r.Err):
 				row.Verdict, row.BlockedBy, row.Message = VerdictBlocked, "limit", r.Err.Error()
+			case framework.IsWorkloadBudget(r.Err):
+				row.Verdict, row.BlockedBy, row.Message = VerdictBlocked, BlockedByWorkloadBudget, r.Err.Error()
 			default:
 				row.Verdict, row.BlockedBy, row.Message = VerdictBlocked, "evict", r.Err.Error()
 			}

@@ -3,6 +3,7 @@ package framework
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // LimitScope is what an eviction limit counts.
@@ -84,3 +85,70 @@ var ErrCachesNotSynced = errors.New("informer caches not re-synced: not evicting
 
 // IsCachesNotSynced reports whether err says the eviction was held because the caches are stale.
 func IsCachesNotSynced(err error) bool { return errors.Is(err, ErrCachesNotSynced) }
+
+// WorkloadBudgetError is returned by Evictor.Evict when the pod's workload (its top controller) has
+// used its disruption budget (the policy's maxMigratingPerWorkload, maxUnavailablePerWorkload, or the
+// one-replica rule): the pod is kept for now and may go once replacements are Ready. A plugin goes
+// on with its next pod.
+type WorkloadBudgetError struct {
+	// Workload is "Kind namespace/name".
+	Workload string
+	// Rule is the field that stopped the eviction: maxMigratingPerWorkload,
+	// maxUnavailablePerWorkload or evictSingleReplicaWorkloads.
+	Rule string
+	// Limit is the rule's value for this workload; Count what is already counted against it.
+	Limit, Count int
+	// Replicas is the workload's desired replica count.
+	Replicas int
+	// Default is true when the limit is Koordinator's default by replica count.
+	Default bool
+}
+
+func (e *WorkloadBudgetError) Error() string {
+	if e.Rule == "evictSingleReplicaWorkloads" {
+		return fmt.Sprintf("workload budget: %s has one replica and evictSingleReplicaWorkloads is not set", e.Workload)
+	}
+	src := "policy"
+	if e.Default {
+		src = "default"
+	}
+	return fmt.Sprintf("workload budget: %s (%d replicas) has %d of %d allowed by %s (%s)", e.Workload, e.Replicas, e.Count, e.Limit, e.Rule, src)
+}
+
+// IsWorkloadBudget reports whether err says the pod's workload budget stopped its eviction.
+func IsWorkloadBudget(err error) bool {
+	var we *WorkloadBudgetError
+	return errors.As(err, &we)
+}
+
+// WindowClosedError is returned by Evictor.Evict when the profile's eviction windows are all closed:
+// the pod is not evicted now. In dry-run mode the pod went through every other check and would be
+// evicted once a window opens: the error then also matches ErrDryRun.
+type WindowClosedError struct {
+	Profile string
+	// NextOpen is when the profile's next window opens.
+	NextOpen time.Time
+	DryRun   bool
+}
+
+func (e *WindowClosedError) Error() string {
+	msg := fmt.Sprintf("eviction window of profile %q closed; next opens %s", e.Profile, e.NextOpen.Format(time.RFC3339))
+	if e.DryRun {
+		msg += " (dry run: would be evicted then)"
+	}
+	return msg
+}
+
+// Unwrap makes a dry-run WindowClosedError match ErrDryRun.
+func (e *WindowClosedError) Unwrap() error {
+	if e.DryRun {
+		return ErrDryRun
+	}
+	return nil
+}
+
+// IsWindowClosed reports whether err says the profile's eviction windows are closed.
+func IsWindowClosed(err error) bool {
+	var we *WindowClosedError
+	return errors.As(err, &we)
+}

@@ -19,6 +19,12 @@ const (
 // skipped because the informer caches had not re-synced after a broken watch.
 const SkipCachesNotSynced = "caches_not_synced"
 
+// Reasons of accord_descheduler_evictions_held_total: what kept a nominated pod.
+const (
+	HeldWorkloadBudget = "workload_budget"
+	HeldWindowClosed   = "window_closed"
+)
+
 // Metrics are the descheduler's metrics and the registry they are registered with.
 type Metrics struct {
 	Registry metrics.KubeRegistry
@@ -38,6 +44,12 @@ type Metrics struct {
 	// CapSkippedPluginCalls counts the Deschedule and Balance calls a cycle did not make because the
 	// cycle's total eviction cap was already reached (nothing they found could have been evicted).
 	CapSkippedPluginCalls *metrics.CounterVec
+	// EvictionsHeld counts nominated pods not evicted because of a workload budget or a closed
+	// eviction window, by reason and profile.
+	EvictionsHeld *metrics.CounterVec
+	// WindowOpen is 1 while a profile's eviction window is open, 0 while closed (profiles with
+	// eviction windows only).
+	WindowOpen *metrics.GaugeVec
 	// CachesStale is 1 while the last check found caches that have not re-synced, else 0.
 	CachesStale *metrics.Gauge
 }
@@ -104,8 +116,22 @@ func New() *Metrics {
 			Help:           "1 while the descheduler's informer caches have not re-synced after a broken watch (no cycle runs, no eviction is made), else 0.",
 			StabilityLevel: metrics.ALPHA,
 		}),
+		EvictionsHeld: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace:      "accord",
+			Subsystem:      "descheduler",
+			Name:           "evictions_held_total",
+			Help:           "Nominated pods not evicted, by reason (workload_budget: the workload's maxMigratingPerWorkload/maxUnavailablePerWorkload; window_closed: outside the profile's eviction windows) and profile.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"reason", "profile"}),
+		WindowOpen: metrics.NewGaugeVec(&metrics.GaugeOpts{
+			Namespace:      "accord",
+			Subsystem:      "descheduler",
+			Name:           "eviction_window_open",
+			Help:           "1 while the profile's eviction window is open, 0 while it is closed (profiles with evictionWindows only).",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"profile"}),
 	}
-	m.Registry.MustRegister(m.PodsEvicted, m.CycleDuration, m.PluginDuration, m.PluginFailures, m.Cycles, m.CyclesSkipped, m.CapSkippedPluginCalls, m.CachesStale)
+	m.Registry.MustRegister(m.PodsEvicted, m.CycleDuration, m.PluginDuration, m.PluginFailures, m.Cycles, m.CyclesSkipped, m.CapSkippedPluginCalls, m.CachesStale, m.EvictionsHeld, m.WindowOpen)
 	return m
 }
 

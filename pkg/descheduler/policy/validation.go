@@ -3,13 +3,17 @@ package policy
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/accord-sched/accord/apis/descheduler"
+	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 )
 
@@ -83,6 +87,15 @@ func Validate(p *descheduler.DeschedulerPolicy, registry framework.Registry, arg
 			errs = append(errs, field.Invalid(field.NewPath(l.name), *l.v, "must not be negative"))
 		}
 	}
+	for _, l := range []struct {
+		name string
+		v    *intstr.IntOrString
+	}{
+		{"maxMigratingPerWorkload", p.MaxMigratingPerWorkload},
+		{"maxUnavailablePerWorkload", p.MaxUnavailablePerWorkload},
+	} {
+		errs = append(errs, validateWorkloadLimit(field.NewPath(l.name), l.v)...)
+	}
 	if p.GracePeriodSeconds != nil && *p.GracePeriodSeconds < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("gracePeriodSeconds"), *p.GracePeriodSeconds, "must not be negative"))
 	}
@@ -103,9 +116,30 @@ func Validate(p *descheduler.DeschedulerPolicy, registry framework.Registry, arg
 		}
 		names.Insert(prof.Name)
 		errs = append(errs, validateSelector(path.Child("nodeSelector"), prof.NodeSelector)...)
+		_, werrs := evictions.ParseWindows(path.Child("evictionWindows"), prof.EvictionWindows)
+		errs = append(errs, werrs...)
 		errs = append(errs, validateProfile(path, prof, registry, args)...)
 	}
 	return errs
+}
+
+// validateWorkloadLimit accepts a positive integer or a percentage in (0%, 100%].
+func validateWorkloadLimit(path *field.Path, v *intstr.IntOrString) field.ErrorList {
+	if v == nil {
+		return nil
+	}
+	if v.Type == intstr.Int {
+		if v.IntVal < 1 {
+			return field.ErrorList{field.Invalid(path, v.IntVal, "must be at least 1 (or a percentage such as \"10%\")")}
+		}
+		return nil
+	}
+	pct, ok := strings.CutSuffix(v.StrVal, "%")
+	n, err := strconv.Atoi(pct)
+	if !ok || err != nil || n < 1 || n > 100 {
+		return field.ErrorList{field.Invalid(path, v.StrVal, "must be an integer or a percentage from 1% to 100%")}
+	}
+	return nil
 }
 
 func validateSelector(path *field.Path, sel *string) field.ErrorList {

@@ -72,6 +72,8 @@ type Options struct {
 	// (explain, which reports every candidate); otherwise the cycle's remaining Deschedule and
 	// Balance calls are not made, since nothing they find could be evicted.
 	RunPastTotalCap bool
+	// Now is the clock of the profiles' eviction windows; time.Now when nil.
+	Now func() time.Time
 }
 
 // Profile is a built profile.
@@ -139,6 +141,12 @@ func New(ctx context.Context, p *descheduler.DeschedulerPolicy, opts Options) (*
 	if d.sources, err = newMetricsProviders(p, opts.Client, opts.MetricsSources); err != nil {
 		return nil, err
 	}
+	workloads, err := evictions.NewInformerWorkloads(opts.InformerFactory)
+	if err != nil {
+		return nil, err
+	}
+	d.limiter.SetBudget(evictions.NewBudget(evictions.BudgetFromPolicy(p), workloads, nil))
+	d.synced = append(d.synced, workloads.HasSynced)
 	if l := d.limiter.Limits(); l.Defaulted {
 		klog.FromContext(ctx).Info("The policy sets no eviction limits; safe defaults apply", "maxPodsToEvictPerNode", *l.PerNode, "maxPodsToEvictTotal", *l.Total)
 	}
@@ -184,6 +192,11 @@ func (d *Descheduler) buildProfile(ctx context.Context, i int, p *descheduler.De
 	if d.gate != nil {
 		ev.Fresh = d.gate.Stale
 	}
+	ws, werrs := evictions.ParseWindows(field.NewPath("profiles").Index(i).Child("evictionWindows"), cfg.EvictionWindows)
+	if len(werrs) > 0 {
+		return nil, werrs, nil
+	}
+	ev.Windows, ev.Now = ws, opts.Now
 	crPolicy, err := missingCRPolicy(cfg)
 	if err != nil {
 		return nil, nil, err

@@ -83,6 +83,8 @@ func evictionResult(err error) string {
 		return "caches-not-synced"
 	case framework.IsNodeLimit(err), framework.IsNamespaceLimit(err), framework.IsTotalLimit(err):
 		return "limit"
+	case framework.IsWorkloadBudget(err):
+		return "workload-budget"
 	default:
 		return "error"
 	}

@@ -1,0 +1,171 @@
+package evictions
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+)
+
+// fakeWorkloads is one Deployment whose pods the test changes.
+type fakeWorkloads struct {
+	w    Workload
+	pods []*corev1.Pod
+}
+
+func (f *fakeWorkloads) Workload(pod *corev1.Pod) (Workload, []*corev1.Pod, bool) {
+	if len(pod.OwnerReferences) == 0 {
+		return Workload{}, nil, false
+	}
+	return f.w, f.pods, true
+}
+func (f *fakeWorkloads) HasSynced() bool { return true }
+
+func budgetPod(i int, ready bool, created time.Time) *corev1.Pod {
+	yes := true
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: fmt.Sprintf("p%d", i), Namespace: "ns", UID: types.UID(fmt.Sprintf("uid-%d", i)),
+		CreationTimestamp: metav1.NewTime(created),
+		OwnerReferences:   []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs", UID: "rs", Controller: &yes}},
+	}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	st := corev1.ConditionFalse
+	if ready {
+		st = corev1.ConditionTrue
+	}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}
+	return p
+}
+
+func TestDefaultWorkloadLimit(t *testing.T) {
+	for _, tc := range []struct{ replicas, want int }{{1, 1}, {2, 1}, {3, 1}, {4, 2}, {10, 2}, {11, 1}, {20, 2}, {35, 3}, {100, 10}} {
+		if got, def := workloadLimit(nil, tc.replicas); got != tc.want || !def {
+			t.Errorf("replicas %d: limit %d (default %v), want %d", tc.replicas, got, def, tc.want)
+		}
+	}
+	pct := intstr.FromString("25%")
+	if got, def := workloadLimit(&pct, 20); got != 5 || def {
+		t.Errorf("25%% of 20: %d (default %v), want 5 from the policy", got, def)
+	}
+	tiny := intstr.FromString("1%")
+	if got, _ := workloadLimit(&tiny, 20); got != 1 {
+		t.Errorf("1%% of 20: %d, want at least 1", got)
+	}
+}
+
+// TestBudgetAcrossCycles: a 20-replica workload lets 2 pods go (Koordinator's default 10%), counts
+// them across Resets until each is replaced by a Ready pod created since, then lets the next go.
+func TestBudgetAcrossCycles(t *testing.T) {
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	src := &fakeWorkloads{w: Workload{Kind: "Deployment", Namespace: "ns", Name: "web", UID: "dep", Replicas: 20}}
+	for i := range 20 {
+		src.pods = append(src.pods, budgetPod(i, true, now.Add(-time.Hour)))
+	}
+	b := NewBudget(BudgetConfig{}, src, func() time.Time { return now })
+	var slots []BudgetSlot
+	for i := range 2 {
+		s, err := b.Reserve(src.pods[i], false)
+		if err != nil {
+			t.Fatalf("eviction %d: %v", i, err)
+		}
+		slots = append(slots, s)
+	}
+	err := b.Check(src.pods[2])
+	var we *framework.WorkloadBudgetError
+	if !framework.IsWorkloadBudget(err) || !errors.As(err, &we) || we.Rule != RuleMaxMigrating || we.Limit != 2 || !we.Default {
+		t.Fatalf("third eviction: %v, want the default maxMigratingPerWorkload of 2", err)
+	}
+	b.Reset()
+	if err := b.Check(src.pods[2]); !framework.IsWorkloadBudget(err) {
+		t.Fatalf("a new cycle forgot the evictions in progress: %v", err)
+	}
+	// Pod 0 is gone, its replacement not Ready yet: still counted.
+	now = now.Add(10 * time.Second)
+	src.pods = append(src.pods[1:], budgetPod(100, false, now))
+	if err := b.Check(src.pods[2]); !framework.IsWorkloadBudget(err) {
+		t.Fatalf("replacement not Ready, yet the budget let a pod go: %v", err)
+	}
+	// The replacement is Ready: one slot free again; pod 1 still runs (evicting) and counts.
+	src.pods[len(src.pods)-1] = budgetPod(100, true, now)
+	if err := b.Check(src.pods[2]); err != nil {
+		t.Fatalf("after a replacement became Ready: %v", err)
+	}
+	if got := b.Migrating("dep"); got != 1 {
+		t.Fatalf("migrating %d, want 1", got)
+	}
+	// Release returns a slot whose eviction failed.
+	b.Release(slots[1])
+	if got := b.Migrating("dep"); got != 0 {
+		t.Fatalf("migrating after Release %d, want 0", got)
+	}
+}
+
+// TestBudgetUnavailable: pods NotReady for other reasons count against maxUnavailablePerWorkload;
+// evicting a pod that is NotReady itself makes none more unavailable.
+func TestBudgetUnavailable(t *testing.T) {
+	now := time.Now()
+	src := &fakeWorkloads{w: Workload{Kind: "Deployment", Namespace: "ns", Name: "web", UID: "dep", Replicas: 6}}
+	for i := range 6 {
+		src.pods = append(src.pods, budgetPod(i, i >= 2, now))
+	}
+	b := NewBudget(BudgetConfig{}, src, nil)
+	err := b.Check(src.pods[3])
+	var we *framework.WorkloadBudgetError
+	if !errors.As(err, &we) || we.Rule != RuleMaxUnavailable || we.Count != 2 || we.Limit != 2 {
+		t.Fatalf("2 of 6 NotReady, limit 2: %v, want maxUnavailablePerWorkload", err)
+	}
+	if err := b.Check(src.pods[0]); err != nil {
+		t.Fatalf("evicting a NotReady pod: %v", err)
+	}
+	three := intstr.FromInt32(3)
+	b = NewBudget(BudgetConfig{MaxUnavailable: &three}, src, nil)
+	if err := b.Check(src.pods[3]); err != nil {
+		t.Fatalf("policy maxUnavailablePerWorkload 3: %v", err)
+	}
+}
+
+func TestBudgetSingleReplicaAndBarePods(t *testing.T) {
+	src := &fakeWorkloads{w: Workload{Kind: "Deployment", Namespace: "ns", Name: "one", UID: "dep", Replicas: 1}}
+	src.pods = []*corev1.Pod{budgetPod(0, true, time.Now())}
+	b := NewBudget(BudgetConfig{}, src, nil)
+	var we *framework.WorkloadBudgetError
+	if err := b.Check(src.pods[0]); !errors.As(err, &we) || we.Rule != RuleSingleReplica {
+		t.Fatalf("single replica: %v, want evictSingleReplicaWorkloads", err)
+	}
+	b = NewBudget(BudgetConfig{EvictSingleReplica: true}, src, nil)
+	if err := b.Check(src.pods[0]); err != nil {
+		t.Fatalf("evictSingleReplicaWorkloads: true: %v", err)
+	}
+	bare := budgetPod(9, true, time.Now())
+	bare.OwnerReferences = nil
+	if err := b.Check(bare); err != nil {
+		t.Fatalf("a pod without a controller has no workload budget: %v", err)
+	}
+}
+
+// TestBudgetDryRun: dry-run reservations count within a cycle only.
+func TestBudgetDryRun(t *testing.T) {
+	src := &fakeWorkloads{w: Workload{Kind: "Deployment", Namespace: "ns", Name: "web", UID: "dep", Replicas: 5}}
+	for i := range 5 {
+		src.pods = append(src.pods, budgetPod(i, true, time.Now()))
+	}
+	b := NewBudget(BudgetConfig{}, src, nil)
+	for i := range 2 {
+		if _, err := b.Reserve(src.pods[i], true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Check(src.pods[2]); !framework.IsWorkloadBudget(err) {
+		t.Fatalf("third dry-run eviction of 5 replicas: %v", err)
+	}
+	b.Reset()
+	if err := b.Check(src.pods[2]); err != nil {
+		t.Fatalf("dry-run reservations outlived the cycle: %v", err)
+	}
+}

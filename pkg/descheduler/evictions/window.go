@@ -1,0 +1,177 @@
+package evictions
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	// Time zones without the host's zoneinfo (distroless images).
+	_ "time/tzdata"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/apis/descheduler"
+	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+)
+
+// window is one parsed EvictionWindow.
+type window struct {
+	days       [7]bool // by time.Weekday
+	start, end time.Duration
+	loc        *time.Location
+}
+
+var weekdays = map[string]time.Weekday{"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
+	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday}
+
+func parseTimeOfDay(s string) (time.Duration, error) {
+	for _, layout := range []string{"15:04:05", "15:04"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute + time.Duration(t.Second())*time.Second, nil
+		}
+	}
+	return 0, fmt.Errorf("want HH:MM or HH:MM:SS")
+}
+
+// ParseWindows parses a profile's evictionWindows; errors name the fields under path.
+func ParseWindows(path *field.Path, ws []descheduler.EvictionWindow) (*Windows, field.ErrorList) {
+	if len(ws) == 0 {
+		return nil, nil
+	}
+	var errs field.ErrorList
+	out := &Windows{}
+	for i, w := range ws {
+		p := path.Index(i)
+		var pw window
+		if len(w.Days) == 0 {
+			pw.days = [7]bool{true, true, true, true, true, true, true}
+		}
+		for j, d := range w.Days {
+			from, to, isRange := strings.Cut(strings.ToLower(strings.TrimSpace(d)), "-")
+			a, okA := weekdays[from]
+			b, okB := weekdays[to]
+			if !isRange {
+				b, okB = a, okA
+			}
+			if !okA || !okB {
+				errs = append(errs, field.Invalid(p.Child("days").Index(j), d, "want Mon, Tue, Wed, Thu, Fri, Sat, Sun or a range such as Mon-Fri"))
+				continue
+			}
+			for k := a; ; k = (k + 1) % 7 {
+				pw.days[k] = true
+				if k == b {
+					break
+				}
+			}
+		}
+		var err error
+		if pw.start, err = parseTimeOfDay(w.Start); err != nil {
+			errs = append(errs, field.Invalid(p.Child("start"), w.Start, err.Error()))
+		}
+		if pw.end, err = parseTimeOfDay(w.End); err != nil {
+			errs = append(errs, field.Invalid(p.Child("end"), w.End, err.Error()))
+		}
+		if err == nil && pw.start == pw.end {
+			errs = append(errs, field.Invalid(p.Child("end"), w.End, "must differ from start"))
+		}
+		if pw.loc, err = time.LoadLocation(w.TimeZone); err != nil {
+			errs = append(errs, field.Invalid(p.Child("timeZone"), w.TimeZone, "unknown time zone: "+err.Error()))
+		}
+		out.ws = append(out.ws, pw)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// midnight is the start of t's day in t's location.
+func midnight(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
+}
+
+// openAt reports whether w is open at now, and if so when it closes.
+func (w window) openAt(now time.Time) (bool, time.Time) {
+	t := now.In(w.loc)
+	// The window opened today or yesterday (one that ends after midnight).
+	for back := 0; back <= 1; back++ {
+		day := midnight(t).AddDate(0, 0, -back)
+		if !w.days[day.Weekday()] {
+			continue
+		}
+		open := day.Add(w.start)
+		end := day.Add(w.end)
+		if w.end <= w.start {
+			end = day.AddDate(0, 0, 1).Add(w.end)
+		}
+		if !t.Before(open) && t.Before(end) {
+			return true, end
+		}
+	}
+	return false, time.Time{}
+}
+
+// nextOpen is when w next opens after now.
+func (w window) nextOpen(now time.Time) time.Time {
+	t := now.In(w.loc)
+	for d := 0; d <= 7; d++ {
+		day := midnight(t).AddDate(0, 0, d)
+		if open := day.Add(w.start); w.days[day.Weekday()] && open.After(t) {
+			return open
+		}
+	}
+	return time.Time{}
+}
+
+// Windows are a profile's eviction windows: the profile evicts only while one is open. Observe
+// logs and sets the accord_descheduler_eviction_window_open metric at each edge it sees.
+type Windows struct {
+	ws []window
+
+	mu sync.Mutex
+	// seen is the last state observed: 0 unknown, 1 open, 2 closed.
+	seen int
+}
+
+// Open reports whether a window is open at now; when none is, next is when the first opens.
+func (w *Windows) Open(now time.Time) (open bool, next time.Time) {
+	for _, x := range w.ws {
+		if ok, _ := x.openAt(now); ok {
+			return true, time.Time{}
+		}
+		if n := x.nextOpen(now); !n.IsZero() && (next.IsZero() || n.Before(next)) {
+			next = n
+		}
+	}
+	return false, next
+}
+
+// Observe returns Open(now), and at a change of state logs it and sets the profile's gauge.
+func (w *Windows) Observe(now time.Time, profile string, m *metrics.Metrics) (open bool, next time.Time) {
+	open, next = w.Open(now)
+	state := 2
+	if open {
+		state = 1
+	}
+	w.mu.Lock()
+	changed := w.seen != state
+	w.seen = state
+	w.mu.Unlock()
+	if changed {
+		if m != nil {
+			v := 0.0
+			if open {
+				v = 1
+			}
+			m.WindowOpen.WithLabelValues(profile).Set(v)
+		}
+		if open {
+			klog.InfoS("Eviction window open: the profile evicts", "profile", profile, "at", now.Format(time.RFC3339))
+		} else {
+			klog.InfoS("Eviction window closed: the profile evicts nothing until it opens", "profile", profile, "at", now.Format(time.RFC3339), "nextOpen", next.Format(time.RFC3339))
+		}
+	}
+	return open, next
+}

@@ -1,0 +1,123 @@
+package evictions
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/component-base/metrics/testutil"
+
+	"github.com/accord-sched/accord/apis/descheduler"
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+)
+
+func mustWindows(t *testing.T, ws ...descheduler.EvictionWindow) *Windows {
+	t.Helper()
+	w, errs := ParseWindows(field.NewPath("evictionWindows"), ws)
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	return w
+}
+
+// TestWindowsWeekdaysBerlin: weekdays 01:00-05:00 Europe/Berlin, on a fake clock.
+func TestWindowsWeekdaysBerlin(t *testing.T) {
+	w := mustWindows(t, descheduler.EvictionWindow{Days: []string{"Mon-Fri"}, Start: "01:00", End: "05:00", TimeZone: "Europe/Berlin"})
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	at := func(s string) time.Time {
+		tt, err := time.ParseInLocation("2006-01-02 15:04", s, berlin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tt
+	}
+	for _, tc := range []struct {
+		now  string
+		open bool
+		next string
+	}{
+		{"2026-11-26 00:59", false, "2026-11-26 01:00"}, // Thursday
+		{"2026-11-26 01:00", true, ""},
+		{"2026-11-26 04:59", true, ""},
+		{"2026-11-26 05:00", false, "2026-11-27 01:00"},
+		{"2026-11-27 06:00", false, "2026-11-30 01:00"}, // Friday after the window: next Monday
+		{"2026-11-28 02:00", false, "2026-11-30 01:00"}, // Saturday
+	} {
+		open, next := w.Open(at(tc.now).UTC())
+		if open != tc.open || (!tc.open && !next.Equal(at(tc.next))) {
+			t.Errorf("%s Berlin: open %v next %v, want open %v next %s", tc.now, open, next.In(berlin), tc.open, tc.next)
+		}
+	}
+}
+
+func TestWindowsOvernightAndErrors(t *testing.T) {
+	w := mustWindows(t, descheduler.EvictionWindow{Days: []string{"Sat"}, Start: "22:00", End: "02:00:30"})
+	sat := time.Date(2026, 11, 28, 23, 0, 0, 0, time.UTC)
+	if open, _ := w.Open(sat); !open {
+		t.Error("Saturday 23:00 UTC: closed, want open")
+	}
+	if open, _ := w.Open(sat.Add(3*time.Hour + 29*time.Second)); !open {
+		t.Error("Sunday 02:00:29: closed, but the window opened on Saturday runs until 02:00:30")
+	}
+	if open, _ := w.Open(sat.Add(3*time.Hour + 30*time.Second)); open {
+		t.Error("Sunday 02:00:30: open, want closed (the end is exclusive)")
+	}
+	_, errs := ParseWindows(field.NewPath("profiles").Index(0).Child("evictionWindows"), []descheduler.EvictionWindow{
+		{Days: []string{"Mon-Fry"}, Start: "25:00", End: "1:00pm", TimeZone: "Mars/Olympus"},
+	})
+	got := errs.ToAggregate().Error()
+	for _, want := range []string{"profiles[0].evictionWindows[0].days[0]", "evictionWindows[0].start", "evictionWindows[0].end", "evictionWindows[0].timeZone"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("errors %q do not name %s", got, want)
+		}
+	}
+}
+
+// TestEvictorOutsideWindow: outside the window nothing is evicted (held, counted, logged at the
+// edge); a dry run says it would evict and when; once the clock reaches the window, it evicts.
+func TestEvictorOutsideWindow(t *testing.T) {
+	now := time.Date(2026, 11, 26, 0, 59, 0, 0, time.UTC)
+	counter := &countingEvict{}
+	e := &ProfileEvictor{
+		Profile: "night", EvictPlugin: counter, Limiter: NewLimiter(Limits{}), Metrics: metrics.New(),
+		Windows: mustWindows(t, descheduler.EvictionWindow{Start: "01:00", End: "05:00"}),
+		Now:     func() time.Time { return now },
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u"}, Spec: corev1.PodSpec{NodeName: "n1"}}
+	err := e.Evict(context.Background(), pod, framework.EvictOptions{PluginName: "Pl"})
+	var we *framework.WindowClosedError
+	if !errors.As(err, &we) || !we.NextOpen.Equal(now.Add(time.Minute)) || errors.Is(err, framework.ErrDryRun) {
+		t.Fatalf("outside the window: %v, want a WindowClosedError naming 01:00", err)
+	}
+	if err := e.CheckLimits(pod); !framework.IsWindowClosed(err) {
+		t.Errorf("CheckLimits outside the window: %v", err)
+	}
+	if v, _ := testutil.GetGaugeMetricValue(e.Metrics.WindowOpen.WithLabelValues("night")); v != 0 {
+		t.Errorf("window gauge %v while closed", v)
+	}
+	if counter.calls.Load() != 0 {
+		t.Errorf("%d evictions outside the window", counter.calls.Load())
+	}
+	if v, _ := testutil.GetCounterMetricValue(e.Metrics.EvictionsHeld.WithLabelValues(metrics.HeldWindowClosed, "night")); v != 2 {
+		t.Errorf("held counter %v, want 2", v)
+	}
+	e.DryRun = true
+	err = e.Evict(context.Background(), pod, framework.EvictOptions{PluginName: "Pl"})
+	if !framework.IsWindowClosed(err) || !errors.Is(err, framework.ErrDryRun) || !strings.Contains(err.Error(), "2026-11-26T01:00:00Z") {
+		t.Errorf("dry run outside the window: %v, want it to say it would evict at 01:00", err)
+	}
+	e.DryRun = false
+	now = now.Add(time.Minute)
+	if err := e.Evict(context.Background(), pod, framework.EvictOptions{PluginName: "Pl"}); err != nil || counter.calls.Load() != 1 {
+		t.Fatalf("in the window: %v (%d evicted)", err, counter.calls.Load())
+	}
+	if v, _ := testutil.GetGaugeMetricValue(e.Metrics.WindowOpen.WithLabelValues("night")); v != 1 {
+		t.Errorf("window gauge %v while open", v)
+	}
+}

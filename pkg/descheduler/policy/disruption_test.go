@@ -1,0 +1,95 @@
+package policy_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/accord-sched/accord/pkg/descheduler/policy"
+)
+
+// withAccordFields is upstream's full policy (testdata/upstream-full.yaml) with Accord's disruption
+// fields added at the policy's top level.
+func withAccordFields(t *testing.T, fields string) string {
+	t.Helper()
+	data, err := os.ReadFile("testdata/upstream-full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(data), "gracePeriodSeconds: 30\n", "gracePeriodSeconds: 30\n"+fields, 1)
+	if doc == string(data) {
+		t.Fatal("upstream-full.yaml has no gracePeriodSeconds line to add fields after")
+	}
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestWorkloadBudgetFieldsWithUpstreamPolicy: upstream's policy with the workload budget fields
+// loads, every upstream field keeps its value, and the new fields decode.
+func TestWorkloadBudgetFieldsWithUpstreamPolicy(t *testing.T) {
+	reg, args := registries(t)
+	p, err := policy.Load(withAccordFields(t, "maxMigratingPerWorkload: 3\nmaxUnavailablePerWorkload: \"20%\"\nevictSingleReplicaWorkloads: true\n"), reg, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *p.NodeSelector != "node-role.kubernetes.io/worker=true,zone!=edge" || *p.MaxNoOfPodsToEvictPerNode != 5 ||
+		*p.MaxNoOfPodsToEvictPerNamespace != 10 || *p.MaxNoOfPodsToEvictTotal != 40 || *p.GracePeriodSeconds != 30 ||
+		!*p.EvictionFailureEventNotification || len(p.Profiles) != 3 {
+		t.Errorf("upstream fields changed: %+v", p)
+	}
+	if p.MaxMigratingPerWorkload.IntValue() != 3 || p.MaxUnavailablePerWorkload.String() != "20%" || !*p.EvictSingleReplicaWorkloads {
+		t.Errorf("budget fields: %v %v %v", p.MaxMigratingPerWorkload, p.MaxUnavailablePerWorkload, p.EvictSingleReplicaWorkloads)
+	}
+}
+
+func TestWorkloadBudgetFieldErrors(t *testing.T) {
+	reg, args := registries(t)
+	for _, tc := range []struct{ fields, want string }{
+		{"maxMigratingPerWorkloads: 3\n", `unknown field "maxMigratingPerWorkloads"`},
+		{"maxMigratingPerWorkload: 0\n", "maxMigratingPerWorkload: Invalid value: 0"},
+		{"maxUnavailablePerWorkload: \"150%\"\n", `maxUnavailablePerWorkload: Invalid value: "150%"`},
+		{"maxUnavailablePerWorkload: \"ten\"\n", `maxUnavailablePerWorkload: Invalid value: "ten"`},
+	} {
+		_, err := policy.Load(withAccordFields(t, tc.fields), reg, args)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.fields, err, tc.want)
+		}
+	}
+}
+
+// TestEvictionWindowsWithUpstreamPolicy: a profile of upstream's policy with evictionWindows loads
+// (upstream's fields unchanged); a bad window is an error naming its field; a typo is rejected.
+func TestEvictionWindowsWithUpstreamPolicy(t *testing.T) {
+	reg, args := registries(t)
+	withWindow := func(window string) string {
+		path := withAccordFields(t, "evictSingleReplicaWorkloads: false\n")
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := strings.Replace(string(data), "  - name: ProfileName\n", "  - name: ProfileName\n    evictionWindows:\n"+window, 1)
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	p, err := policy.Load(withWindow("    - {days: [Mon-Fri], start: \"01:00\", end: \"05:00\", timeZone: Europe/Berlin}\n"), reg, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Profiles[0].EvictionWindows; len(w) != 1 || w[0].TimeZone != "Europe/Berlin" || w[0].Start != "01:00" || *p.MaxNoOfPodsToEvictTotal != 40 {
+		t.Errorf("windows %+v", w)
+	}
+	for _, tc := range []struct{ window, want string }{
+		{"    - {start: \"01:00\", end: \"05:00\", timeZone: Europe/Berlinn}\n", "profiles[0].evictionWindows[0].timeZone"},
+		{"    - {start: \"01:00\", ends: \"05:00\"}\n", `unknown field "profiles[0].evictionWindows[0].ends"`},
+	} {
+		if _, err := policy.Load(withWindow(tc.window), reg, args); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.window, err, tc.want)
+		}
+	}
+}
