@@ -85,7 +85,6 @@ func TestDeschedulerFollowsSchedulerConfig(t *testing.T) {
 	if err := env.Nodes.WaitForNodesReady(ctx, hot, cool); err != nil {
 		t.Fatal(err)
 	}
-	setMetric(ctx, t, hot, "2400m")
 	setMetric(ctx, t, cool, "400m")
 	replicas := int32(2)
 	labels := map[string]string{"app": "truth"}
@@ -113,9 +112,14 @@ func TestDeschedulerFollowsSchedulerConfig(t *testing.T) {
 		return running == int(replicas)
 	})
 	before := sets.New[types.UID]()
+	var usage []slov1alpha1.PodUsage
 	for _, p := range podsOn(ctx, t, ns, hot) {
 		before.Insert(p.UID)
+		// The report lists the pods it measured, as accord-metrics-reporter does: a pod missing from
+		// podsUsage would count its estimate on top of the node's usage.
+		usage = append(usage, slov1alpha1.PodUsage{Namespace: p.Namespace, Name: p.Name, Usage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}})
 	}
+	setMetric(ctx, t, hot, "2400m", usage...)
 	evicted := func() int {
 		left := 0
 		for _, p := range podsOn(ctx, t, ns, hot) {
@@ -142,14 +146,14 @@ func TestDeschedulerFollowsSchedulerConfig(t *testing.T) {
 	}
 }
 
-func setMetric(ctx context.Context, t *testing.T, node, cpu string) {
+func setMetric(ctx context.Context, t *testing.T, node, cpu string, pods ...slov1alpha1.PodUsage) {
 	t.Helper()
 	m, err := env.Accord.SloV1alpha1().NodeMetrics().Create(ctx, &slov1alpha1.NodeMetric{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.Status = slov1alpha1.NodeMetricStatus{UpdateTime: &metav1.Time{Time: time.Now()},
-		NodeUsage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}
+		NodeUsage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}, PodsUsage: pods}
 	if _, err := env.Accord.SloV1alpha1().NodeMetrics().UpdateStatus(ctx, m, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
