@@ -38,7 +38,7 @@ func TestRuntimeTracesCyclesPluginsEvictions(t *testing.T) {
 	c := fake.NewCluster(fake.Node("n1", nil, 4, 8), fake.Pod("ns", "a", "n1", 100), fake.Pod("ns", "b", "n1", 100))
 	p, err := policy.Decode([]byte(`apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
-maxNoOfPodsToEvictTotal: 1
+maxNoOfPodsToEvictPerNode: 1
 profiles:
 - name: p
   plugins:
@@ -101,6 +101,6 @@ profiles:
 		results[a["pod"]] = a["result"]
 	}
 	if results["ns/a"] != "success" || results["ns/b"] != "limit" {
-		t.Errorf("eviction results = %v, want ns/a success and ns/b limit (total limit 1)", results)
+		t.Errorf("eviction results = %v, want ns/a success and ns/b limit (node limit 1)", results)
 	}
 }
