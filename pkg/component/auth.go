@@ -1,9 +1,13 @@
 package component
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/path"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/server"
@@ -22,7 +26,7 @@ import (
 //
 // Out of a cluster without either kubeconfig (a --kubeconfig run on a laptop, the playground) there is
 // nothing to review tokens with: every caller is system:anonymous and only the always-allowed paths
-// answer; give the kubeconfigs (e.g. the one --kubeconfig names) to authorise callers.
+// answer (the others 401); give the kubeconfigs (e.g. the one --kubeconfig names) to authorise callers.
 type Auth struct {
 	Authentication *apiserveroptions.DelegatingAuthenticationOptions
 	Authorization  *apiserveroptions.DelegatingAuthorizationOptions
@@ -62,12 +66,34 @@ func (a Auth) withAuth(handler http.Handler, info *server.SecureServingInfo) (ht
 	if err := a.Authorization.ApplyTo(&authz); err != nil {
 		return nil, err
 	}
+	public, err := path.NewAuthorizer(a.Authorization.AlwaysAllowPaths)
+	if err != nil {
+		return nil, fmt.Errorf("--authorization-always-allow-paths: %w", err)
+	}
 	resolver := &apirequest.RequestInfoFactory{}
 	handler = genericapifilters.WithAuthorization(handler, authz.Authorizer, scheme.Codecs)
+	handler = withCredentialsRequired(handler, public)
 	handler = genericapifilters.WithAuthentication(handler, authn.Authenticator, genericapifilters.Unauthorized(scheme.Codecs), nil, nil)
 	handler = genericapifilters.WithRequestInfo(handler, resolver)
 	handler = genericapifilters.WithCacheControl(handler)
 	handler = genericfilters.WithHTTPLogging(handler)
 	handler = genericfilters.WithPanicRecovery(handler, resolver)
 	return handler, nil
+}
+
+// withCredentialsRequired answers 401 to a request without credentials (the anonymous user
+// authentication gives it, so that probes work) on every path but the always-allowed ones: a caller
+// who sent nothing is told to authenticate, one who authenticated without the rights gets 403.
+func withCredentialsRequired(handler http.Handler, public authorizer.Authorizer) http.Handler {
+	unauthorized := genericapifilters.Unauthorized(scheme.Codecs)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, ok := apirequest.UserFrom(r.Context()); ok && u.GetName() == user.Anonymous {
+			d, _, err := public.Authorize(r.Context(), authorizer.AttributesRecord{User: u, Verb: "get", Path: r.URL.Path})
+			if err != nil || d != authorizer.DecisionAllow {
+				unauthorized.ServeHTTP(w, r)
+				return
+			}
+		}
+		handler.ServeHTTP(w, r)
+	})
 }

@@ -42,8 +42,8 @@ const accessCacheTTL = 10 * time.Second
 // maxCached bounds each answer cache; a full cache is emptied (answers are cheap to ask again).
 const maxCached = 4096
 
-// viewReads are what the console's page shows, cluster-wide: a user must be allowed every one of
-// them to see it.
+// viewReads are what the console's page shows, cluster-wide: a user allowed every one of them reads
+// the shared View; the others read what their namespaces allow (viewScope).
 var viewReads = []authorizationv1.ResourceAttributes{
 	{Verb: "list", Resource: "pods"},
 	{Verb: "list", Resource: "nodes"},
@@ -198,8 +198,11 @@ func public(path string) bool {
 	return false
 }
 
-// wrap authenticates every request but the public ones, and authorises the page's reads.
-func (a *Access) wrap(logger klog.Logger, next http.Handler) http.Handler {
+// wrap authenticates every request but the public ones and decides what of the View the user may
+// read: a user who may list pods, nodes, Events, ClusterScopedResources and NodeMetrics cluster-wide
+// reads the shared View; a user who may list pods in at least one namespace the console holds pods
+// of (namespaces) reads a filtered one (viewScope); anyone else gets 403.
+func (a *Access) wrap(logger klog.Logger, namespaces func() []string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if public(r.URL.Path) {
 			next.ServeHTTP(w, r)
@@ -224,24 +227,48 @@ func (a *Access) wrap(logger klog.Logger, next http.Handler) http.Handler {
 			http.Error(w, "Unauthorized: log in at /login or send an Authorization: Bearer token", http.StatusUnauthorized)
 			return
 		}
-		for _, attrs := range viewReads {
-			ok, err := a.allowed(r.Context(), user, attrs)
-			if err != nil {
+		ctx := context.WithValue(r.Context(), userKey{}, user)
+		all, err := a.allowedAll(ctx, user, viewReads)
+		if err != nil {
+			logger.Error(err, "Authorizing a console user", "user", user.Username)
+			http.Error(w, "authorization is unavailable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		if !all {
+			sc := &viewScope{access: a, user: user}
+			if sc.cluster, err = a.allowedAll(ctx, user, clusterReads); err != nil {
 				logger.Error(err, "Authorizing a console user", "user", user.Username)
 				http.Error(w, "authorization is unavailable: "+err.Error(), http.StatusServiceUnavailable)
 				return
 			}
-			if !ok {
-				group := attrs.Group
-				if group == "" {
-					group = "core"
-				}
-				http.Error(w, fmt.Sprintf("Forbidden: the console shows the whole cluster; user %q may not %s %s (%s) in every namespace", user.Username, attrs.Verb, attrs.Resource, group), http.StatusForbidden)
+			if !sc.anyNamespace(ctx, logger, namespaces()) {
+				http.Error(w, fmt.Sprintf("Forbidden: user %q may list pods in none of the namespaces the console shows pods of", user.Username), http.StatusForbidden)
 				return
 			}
+			ctx = context.WithValue(ctx, scopeKey{}, sc)
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// allowedAll asks whether user may do every one of attrs.
+func (a *Access) allowedAll(ctx context.Context, user *authenticationv1.UserInfo, attrs []authorizationv1.ResourceAttributes) (bool, error) {
+	for _, at := range attrs {
+		if ok, err := a.allowed(ctx, user, at); err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// anyNamespace reports whether the user may list pods in one of namespaces.
+func (s *viewScope) anyNamespace(ctx context.Context, logger klog.Logger, namespaces []string) bool {
+	for _, ns := range namespaces {
+		if s.namespaceReads(ctx, logger, ns).pods {
+			return true
+		}
+	}
+	return false
 }
 
 // authorizeExplain checks the explain permission and the user's rate; false: it has answered.
@@ -274,7 +301,7 @@ var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
 <head><meta charset="utf-8"><title>Accord console: log in</title><link rel="stylesheet" href="style.css"></head>
 <body><main><section>
 <h2>Log in to the Accord console</h2>
-<p class="hint">Paste a Kubernetes bearer token (e.g. <code>kubectl create token NAME</code>). The console reviews it with the apiserver and shows the cluster only if it may list pods, nodes, Events, ClusterScopedResources and NodeMetrics in every namespace.</p>
+<p class="hint">Paste a Kubernetes bearer token (e.g. <code>kubectl create token NAME</code>). The console reviews it with the apiserver and shows what it may list: the pods of the namespaces it may list pods in, and the nodes' state if it may list nodes, ClusterScopedResources and NodeMetrics.</p>
 {{if .}}<p role="alert">{{.}}</p>{{end}}
 <form method="post" action="/login">
 <label>Token <input type="password" name="token" autocomplete="off" required></label>

@@ -8,14 +8,21 @@ import (
 )
 
 // hub holds the latest View, encoded, and hands it to the page's event streams. Every subscriber
-// has a one-slot channel: a slow page skips intermediate views and gets the latest.
+// has a one-slot channel: a slow page skips intermediate views and gets the latest. Users who may
+// read the whole cluster share the one encoding; the others' handlers filter the View (viewScope).
 type hub struct {
 	mu     sync.Mutex
-	latest []byte
-	subs   map[chan []byte]struct{}
+	latest *published
+	subs   map[chan *published]struct{}
 }
 
-func newHub() *hub { return &hub{subs: map[chan []byte]struct{}{}} }
+// published is one View and its encoding.
+type published struct {
+	view View
+	data []byte
+}
+
+func newHub() *hub { return &hub{subs: map[chan *published]struct{}{}} }
 
 // publish encodes v and sends it to every subscriber if it differs from the last one. It reports
 // whether it sent.
@@ -26,30 +33,30 @@ func (h *hub) publish(v View) (bool, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if bytes.Equal(data, h.latest) {
+	if h.latest != nil && bytes.Equal(data, h.latest.data) {
 		return false, nil
 	}
-	h.latest = data
+	h.latest = &published{view: v, data: data}
 	for ch := range h.subs {
 		select {
 		case <-ch: // drop the view the page has not taken yet
 		default:
 		}
-		ch <- data
+		ch <- h.latest
 	}
 	return true, nil
 }
 
-// current returns the latest encoded View (nil before the first publish).
-func (h *hub) current() []byte {
+// current returns the latest View (nil before the first publish).
+func (h *hub) current() *published {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.latest
 }
 
 // subscribe returns a channel that receives the latest View now (if there is one) and every new one.
-func (h *hub) subscribe() (chan []byte, func()) {
-	ch := make(chan []byte, 1)
+func (h *hub) subscribe() (chan *published, func()) {
+	ch := make(chan *published, 1)
 	h.mu.Lock()
 	if h.latest != nil {
 		ch <- h.latest

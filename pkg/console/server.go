@@ -74,7 +74,7 @@ func (h *handler) mux() http.Handler {
 			}))
 	}
 	if h.access != nil {
-		return withSecurityHeaders(h.access.wrap(h.logger, m))
+		return withSecurityHeaders(h.access.wrap(h.logger, h.state.podNamespaces, m))
 	}
 	return withSecurityHeaders(m)
 }
@@ -91,15 +91,31 @@ func (h *handler) readyz(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
-// stateJSON returns the latest View (503 before the caches have synced).
-func (h *handler) stateJSON(w http.ResponseWriter, _ *http.Request) {
-	data := h.hub.current()
-	if data == nil {
+// stateJSON returns the latest View, what of it the user may read (503 before the caches have
+// synced).
+func (h *handler) stateJSON(w http.ResponseWriter, r *http.Request) {
+	p := h.hub.current()
+	if p == nil {
 		http.Error(w, "the informer caches have not synced yet", http.StatusServiceUnavailable)
+		return
+	}
+	data, err := h.encodeFor(r.Context(), p)
+	if err != nil {
+		http.Error(w, "encoding the view: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(data)
+}
+
+// encodeFor returns p's encoding for the request's user: the shared one for a user who may read
+// the whole cluster (and without Access), else the View filtered to what the user may read.
+func (h *handler) encodeFor(ctx context.Context, p *published) ([]byte, error) {
+	sc := scopeFrom(ctx)
+	if sc == nil {
+		return p.data, nil
+	}
+	return json.Marshal(sc.filter(ctx, h.logger, p.view))
 }
 
 // stream sends the View as server-sent events ("view"), the latest at once and then every change.
@@ -127,7 +143,12 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			flusher.Flush()
-		case data := <-ch:
+		case p := <-ch:
+			data, err := h.encodeFor(r.Context(), p)
+			if err != nil {
+				h.logger.Error(err, "Encoding the view for a stream")
+				return
+			}
 			if _, err := fmt.Fprintf(w, "event: view\ndata: %s\n\n", data); err != nil {
 				return
 			}

@@ -31,6 +31,9 @@ type NodeView struct {
 	HasCR     bool           `json:"hasCR"`
 	Load      LoadView       `json:"load"`
 	Pods      []PodView      `json:"pods"`
+	// Restricted is true when the user may not read the cluster-scoped state: the card holds only
+	// the node's name and the user's pods on it (see viewScope).
+	Restricted bool `json:"restricted,omitempty"`
 }
 
 // ResourceView is one resource of a ClusterScopedResource.

@@ -76,7 +76,7 @@ function renderNodes(nodes) {
     const key = JSON.stringify(n) + playground;
     if (c.key !== key) {
       c.key = key;
-      c.card.className = "node" + (n.ready ? "" : " notready");
+      c.card.className = "node" + (n.ready || n.restricted ? "" : " notready");
       while (c.card.firstChild && c.card.firstChild !== c.control) c.card.firstChild.remove();
       c.card.insertBefore(cardContents(n), c.control);
     }
@@ -87,6 +87,12 @@ function renderNodes(nodes) {
 // cardContents is everything on a node's card but the load control.
 function cardContents(n) {
   const parts = document.createDocumentFragment();
+  if (n.restricted) {
+    // The user may not read nodes, ClusterScopedResources or NodeMetrics: name and own pods only.
+    parts.append(el("h3", {}, el("span", { text: n.name }), el("span", { class: "podcount", text: n.pods.length + " of your pods" })));
+    parts.append(el("ul", { class: "pods" }, ...n.pods.map((p) => el("li", { class: p.terminating ? "terminating" : "", "data-pod": p.namespace + "/" + p.name, text: p.namespace + "/" + p.name + (p.phase === "Running" ? "" : " (" + (p.phase || "Pending") + ")") }))));
+    return parts;
+  }
   parts.append(el("h3", {}, el("span", { text: n.name }), el("span", { class: "podcount", text: n.pods.length + " pods" + (n.ready ? "" : " · NotReady") + (n.unschedulable ? " · cordoned" : "") })));
   const res = el("div", { class: "resources" });
   if (!n.hasCR) res.append(el("span", { class: "stale", text: "no ClusterScopedResource" }));

@@ -1,12 +1,14 @@
 package security
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +31,8 @@ import (
 // ServiceAccount under the chart's RBAC (its read-only ClusterRole and system:auth-delegator), and
 // calls it as: nobody, a token the apiserver refuses, a ServiceAccount allowed only namespace
 // team-a's pods, one bound to the chart's console-viewer ClusterRole (console.viewers) and one also
-// bound to console-explain (console.explainers). It asserts every status code, the login page's
+// bound to console-explain (console.explainers). team-a's user reads team-a's pods only, from
+// /api/state and from the stream. It asserts every status code, the login page's
 // cookie, the Content-Security-Policy, the explain rate limit and that the playground's controls
 // do not exist, and logs the codes as a table.
 func TestConsoleActsAsItsUser(t *testing.T) {
@@ -127,12 +130,20 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 		}
 	}
 
+	viewerToken := serviceAccountToken(t, ns, "viewer")
+	t.Log("Waiting up to 60s for the console to show both pods")
+	if err := harness.WaitFor(ctx, time.Minute, func(context.Context) (bool, error) {
+		a := do(http.MethodGet, "/api/state", viewerToken, nil, nil)
+		return a.code == http.StatusOK && strings.Contains(a.body, `"`+teamA+`"`) && strings.Contains(a.body, `"`+ns+`"`), nil
+	}); err != nil {
+		t.Fatalf("the console never showed both pods: %v", err)
+	}
 	callers := []struct{ name, token string }{
 		{"none", ""},
 		{"bad token", "not-a-token"},
 		{"SA without rights", serviceAccountToken(t, ns, "nobody")},
 		{"SA with team-a pods only", serviceAccountToken(t, ns, "team-a")},
-		{"SA bound to console-viewer", serviceAccountToken(t, ns, "viewer")},
+		{"SA bound to console-viewer", viewerToken},
 		{"SA bound to console-viewer and console-explain", serviceAccountToken(t, ns, "explainer")},
 	}
 	endpoints := []struct {
@@ -141,13 +152,13 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 	}{
 		{http.MethodGet, "/healthz", []int{200, 200, 200, 200, 200, 200}},
 		{http.MethodGet, "/login", []int{200, 200, 200, 200, 200, 200}},
-		{http.MethodGet, "/", []int{303, 303, 403, 403, 200, 200}},
-		{http.MethodGet, "/api/state", []int{401, 401, 403, 403, 200, 200}},
+		{http.MethodGet, "/", []int{303, 303, 403, 200, 200, 200}},
+		{http.MethodGet, "/api/state", []int{401, 401, 403, 200, 200, 200}},
 		{http.MethodGet, "/api/explain", []int{401, 401, 403, 403, 403, 200}},
 		// The second explain of the same user within --explain-interval.
 		{http.MethodGet, "/api/explain", []int{401, 401, 403, 403, 403, 429}},
 		// Not served without playground mode.
-		{http.MethodPost, "/api/playground/load", []int{401, 401, 403, 403, 405, 405}},
+		{http.MethodPost, "/api/playground/load", []int{401, 401, 403, 405, 405, 405}},
 	}
 	var table strings.Builder
 	table.WriteString("\n| accord-console |")
@@ -181,21 +192,43 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 	}
 	t.Log(table.String())
 
-	// The viewer's state holds every namespace's pods (the console shows the whole cluster).
-	var view struct {
-		Nodes []any `json:"nodes"`
+	// The viewer's state holds both namespaces' pods; team-a's user's state and stream only team-a's.
+	type pending struct {
+		Pending []struct{ Namespace, Name string } `json:"pending"`
 	}
-	if a := do(http.MethodGet, "/api/state", callers[4].token, nil, nil); a.code != http.StatusOK || json.Unmarshal([]byte(a.body), &view) != nil {
-		t.Errorf("/api/state as the viewer: %d %.200s", a.code, a.body)
+	namespaces := func(body string) []string {
+		var v pending
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Fatalf("decoding the view: %v: %.200s", err, body)
+		}
+		var out []string
+		for _, p := range v.Pending {
+			out = append(out, p.Namespace)
+		}
+		slices.Sort(out)
+		return out
 	}
-	// The stream answers the same as the state.
+	if a := do(http.MethodGet, "/api/state", callers[4].token, nil, nil); a.code != http.StatusOK || !slices.Contains(namespaces(a.body), ns) || !slices.Contains(namespaces(a.body), teamA) {
+		t.Errorf("/api/state as the viewer: %d %.300s, want the pods of %s and %s", a.code, a.body, ns, teamA)
+	}
+	if a := do(http.MethodGet, "/api/state", callers[3].token, nil, nil); a.code != http.StatusOK || !slices.Equal(namespaces(a.body), []string{teamA}) {
+		t.Errorf("/api/state as team-a's user: %d %.300s, want team-a's pod only", a.code, a.body)
+	}
 	streamCtx, streamCancel := context.WithTimeout(ctx, 10*time.Second)
 	req, _ := http.NewRequestWithContext(streamCtx, http.MethodGet, srv.URL()+"/api/stream", nil)
 	req.Header.Set("Authorization", "Bearer "+callers[3].token)
-	if resp, err := client.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
-		t.Errorf("/api/stream as team-a's user: %v %v, want 403", resp, err)
+	if resp, err := client.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("/api/stream as team-a's user: %v %v, want 200", resp, err)
 	} else {
+		r := bufio.NewReader(resp.Body)
+		line, err := r.ReadString('\n')
+		for err == nil && !strings.HasPrefix(line, "data: ") {
+			line, err = r.ReadString('\n')
+		}
 		resp.Body.Close()
+		if data, ok := strings.CutPrefix(line, "data: "); err != nil || !ok || !slices.Equal(namespaces(data), []string{teamA}) {
+			t.Errorf("/api/stream as team-a's user: %q %v, want team-a's pod only", line, err)
+		}
 	}
 	streamCancel()
 

@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -105,9 +106,22 @@ func TestPodsAreRestricted(t *testing.T) {
 			}
 		}
 	}
-	var admitted int
+	var admitted, policies int
 	check := func(source string, objs []*unstructured.Unstructured) {
 		for _, o := range objs {
+			if o.GetKind() == "NetworkPolicy" {
+				// networkPolicy.enabled: the apiserver validates what the chart renders.
+				var np networkingv1.NetworkPolicy
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &np); err != nil {
+					t.Fatalf("%s: NetworkPolicy %s: %v", source, o.GetName(), err)
+				}
+				np.Namespace = ns
+				if _, err := env.Client.NetworkingV1().NetworkPolicies(ns).Create(ctx, &np, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+					t.Errorf("%s: NetworkPolicy %s is refused: %v", source, o.GetName(), err)
+				}
+				policies++
+				continue
+			}
 			if o.GetKind() != "Deployment" {
 				continue
 			}
@@ -142,5 +156,8 @@ func TestPodsAreRestricted(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("kustomize base", objs)
-	t.Logf("%d chart renders (defaults, every component, %d booleans flipped) and the kustomize base: %d pods admitted at enforce: restricted", len(renders), len(renders)-2, admitted)
+	t.Logf("%d chart renders (defaults, every component, %d booleans flipped) and the kustomize base: %d pods admitted at enforce: restricted, %d NetworkPolicies valid", len(renders), len(renders)-2, admitted, policies)
+	if policies == 0 {
+		t.Error("no render with networkPolicy.enabled: the NetworkPolicies went unchecked")
+	}
 }

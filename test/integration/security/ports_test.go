@@ -133,10 +133,10 @@ func TestSecurePortsDelegateAuth(t *testing.T) {
 	}{
 		{"accord-descheduler", deschedPort, "/healthz", []int{200, 401, 200, 200, 200}},
 		{"accord-descheduler", deschedPort, "/readyz", []int{200, 401, 200, 200, 200}},
-		{"accord-descheduler", deschedPort, "/metrics", []int{403, 401, 403, 200, 403}},
-		{"accord-descheduler", deschedPort, "/debug/pprof/heap", []int{403, 401, 403, 403, 200}},
+		{"accord-descheduler", deschedPort, "/metrics", []int{401, 401, 403, 200, 403}},
+		{"accord-descheduler", deschedPort, "/debug/pprof/heap", []int{401, 401, 403, 403, 200}},
 		{"accord-metrics-reporter", reporterPort, "/healthz", []int{200, 401, 200, 200, 200}},
-		{"accord-metrics-reporter", reporterPort, "/metrics", []int{403, 401, 403, 200, 403}},
+		{"accord-metrics-reporter", reporterPort, "/metrics", []int{401, 401, 403, 200, 403}},
 	}
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed serving certificates
 	defer client.CloseIdleConnections()

@@ -1,0 +1,118 @@
+package console
+
+import (
+	"context"
+	"slices"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+)
+
+// viewScope is what of the View a user who may not read the whole cluster may see: the pods of the
+// namespaces where the user may list pods, their scheduling failures and evictions where the user
+// may also list Events, and the nodes' state, ClusterScopedResources and NodeMetrics only if the
+// user may list all three cluster-wide; otherwise a node appears as its name and the user's pods on
+// it (Restricted). The answers come from Access's SubjectAccessReview cache (a short TTL), so a
+// stream follows a change of the user's RBAC within accessCacheTTL.
+type viewScope struct {
+	access *Access
+	user   *authenticationv1.UserInfo
+	// cluster is true when the user may list nodes, ClusterScopedResources and NodeMetrics.
+	cluster bool
+}
+
+type scopeKey struct{}
+
+// scopeFrom returns the request's scope; nil: the user may read everything (or there is no Access).
+func scopeFrom(ctx context.Context) *viewScope {
+	s, _ := ctx.Value(scopeKey{}).(*viewScope)
+	return s
+}
+
+// clusterReads are the cluster-scoped parts of the View.
+var clusterReads = []authorizationv1.ResourceAttributes{
+	{Verb: "list", Resource: "nodes"},
+	{Verb: "list", Group: "scheduling.accord.dev", Resource: "clusterscopedresources"},
+	{Verb: "list", Group: "slo.accord.dev", Resource: "nodemetrics"},
+}
+
+// nsReads is what the user may read in one namespace.
+type nsReads struct{ pods, events bool }
+
+// namespaceReads asks whether the user may list pods and Events in ns; a failed review is a
+// refusal (logged).
+func (s *viewScope) namespaceReads(ctx context.Context, logger klog.Logger, ns string) nsReads {
+	var r nsReads
+	var err error
+	if r.pods, err = s.access.allowed(ctx, s.user, authorizationv1.ResourceAttributes{Verb: "list", Resource: "pods", Namespace: ns}); err != nil {
+		logger.Error(err, "Authorizing a console user's namespace; hiding it", "user", s.user.Username, "namespace", ns)
+		return nsReads{}
+	}
+	if !r.pods {
+		return r
+	}
+	if r.events, err = s.access.allowed(ctx, s.user, authorizationv1.ResourceAttributes{Verb: "list", Resource: "events", Namespace: ns}); err != nil {
+		logger.Error(err, "Authorizing a console user's namespace's Events; hiding them", "user", s.user.Username, "namespace", ns)
+		r.events = false
+	}
+	return r
+}
+
+// filter returns what of v the user may see; v is not modified.
+func (s *viewScope) filter(ctx context.Context, logger klog.Logger, v View) View {
+	reads := map[string]nsReads{}
+	may := func(ns string) nsReads {
+		r, ok := reads[ns]
+		if !ok {
+			r = s.namespaceReads(ctx, logger, ns)
+			reads[ns] = r
+		}
+		return r
+	}
+	out := View{Nodes: []NodeView{}, Pending: []PodView{}, Evictions: []Eviction{}, Playground: v.Playground}
+	for _, n := range v.Nodes {
+		pods := []PodView{}
+		for _, p := range n.Pods {
+			if may(p.Namespace).pods {
+				pods = append(pods, p)
+			}
+		}
+		if s.cluster {
+			n.Pods = pods
+			out.Nodes = append(out.Nodes, n)
+			continue
+		}
+		if len(pods) > 0 {
+			out.Nodes = append(out.Nodes, NodeView{Name: n.Name, Restricted: true, Pods: pods})
+		}
+	}
+	for _, p := range v.Pending {
+		r := may(p.Namespace)
+		if !r.pods {
+			continue
+		}
+		if !r.events {
+			p.Reason = ""
+		}
+		out.Pending = append(out.Pending, p)
+	}
+	for _, e := range v.Evictions {
+		if r := may(e.Namespace); r.pods && r.events {
+			out.Evictions = append(out.Evictions, e)
+		}
+	}
+	return out
+}
+
+// podNamespaces returns the namespaces of the pods the console holds, sorted.
+func (s *state) podNamespaces() []string {
+	pods, _ := s.pods.List(labels.Everything())
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Namespace)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
