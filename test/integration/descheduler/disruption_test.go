@@ -379,7 +379,13 @@ func TestEvictionWindowOpensDuringTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	if time.Now().Before(opens) {
-		if len(rows) == 0 || rows[0].Verdict != explain.VerdictEvict || !strings.Contains(rows[0].Message, "next opens "+opens.Format(time.RFC3339)) {
+		// Rows come in explain's order; the workload budget may block some of them (two of four
+		// replicas at once), so any evict row must say when the window opens.
+		said := false
+		for _, r := range rows {
+			said = said || (r.Verdict == explain.VerdictEvict && strings.Contains(r.Message, "next opens "+opens.Format(time.RFC3339)))
+		}
+		if !said {
 			t.Errorf("explain before the window: %+v, want an evict row saying the window opens at %s", rows, opens.Format(time.RFC3339))
 		}
 	}
