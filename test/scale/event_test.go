@@ -122,7 +122,9 @@ func TestDeschedulerEvent(t *testing.T) {
 	args := []string{"--kubeconfig=" + kubeconfig, "--policy-config-file=" + policy,
 		"--scheduler-config-file=" + schedulerConfig, "--descheduling-interval=0", "--event-driven",
 		"--client-connection-qps=5000", "--client-connection-burst=5000", "-v=2",
-		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port)}
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
+		// The scraper below calls without credentials (loopback only).
+		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*"}
 	dir := pprofDir()
 	if dir != "" {
 		args = append(args, "--profiling")
@@ -134,11 +136,13 @@ func TestDeschedulerEvent(t *testing.T) {
 	scrape := newMetricsScraper(port)
 	t.Cleanup(scrape.close)
 	// Ready for the trials once the start-up cycle is done (its cycles_total is 1).
+	var scrapeErr error
 	if err := harness.WaitFor(ctx, 10*time.Minute, func(ctx context.Context) (bool, error) {
 		m, err := scrape.get(ctx)
+		scrapeErr = err
 		return err == nil && m.sum("accord_descheduler_cycles_total", "") >= 1, nil
 	}); err != nil {
-		t.Fatalf("accord-descheduler: no start-up cycle done: %v", err)
+		t.Fatalf("accord-descheduler: no start-up cycle done: %v (last scrape: %v)", err, scrapeErr)
 	}
 	t.Logf("accord-descheduler started, synced and ran its start-up cycle in %s", time.Since(start).Round(time.Millisecond))
 	if n := w.count(); n != 0 {
