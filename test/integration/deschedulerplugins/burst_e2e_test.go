@@ -106,20 +106,7 @@ func burst(t *testing.T, estimate, oneDeployment bool) burstResult {
 			ms.SetNode(n, fmt.Sprintf("%dm", u), "8Gi")
 		}
 	}
-	simulate()
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(100 * time.Millisecond):
-				simulate()
-			}
-		}
-	}()
-	t.Cleanup(func() { close(stop); <-stopped })
+	followCluster(t, simulate)
 	reportertest.Start(t, env.Config, "samplingPeriodSeconds: 1\ndefaultReportIntervalSeconds: 5\nstatistic: last\n")
 	if err := harness.WaitFor(ctx, 30*time.Second, func(context.Context) (bool, error) {
 		nm, err := env.Accord.SloV1alpha1().NodeMetrics().Get(ctx, cold, metav1.GetOptions{})

@@ -70,20 +70,7 @@ func TestEndToEndEstimateNoOverEviction(t *testing.T) {
 			ms.SetNode(n, fmt.Sprintf("%dm", u), "2Gi")
 		}
 	}
-	simulate()
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(100 * time.Millisecond):
-				simulate()
-			}
-		}
-	}()
-	t.Cleanup(func() { close(stop); <-stopped })
+	followCluster(t, simulate)
 	const reportInterval = 5 * time.Second
 	reportertest.Start(t, env.Config, "samplingPeriodSeconds: 1\ndefaultReportIntervalSeconds: 5\nstatistic: last\n")
 	var got string

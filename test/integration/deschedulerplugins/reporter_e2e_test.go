@@ -75,20 +75,7 @@ func TestEndToEndMetricsReporter(t *testing.T) {
 			ms.SetNode(n, fmt.Sprintf("%dm", u), "2Gi")
 		}
 	}
-	simulate()
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(100 * time.Millisecond):
-				simulate()
-			}
-		}
-	}()
-	t.Cleanup(func() { close(stop); <-stopped })
+	followCluster(t, simulate)
 	reportertest.Start(t, env.Config, "samplingPeriodSeconds: 1\ndefaultReportIntervalSeconds: 1\nstatistic: last\n")
 	waitCPU := func(node, cpu string) {
 		t.Helper()
@@ -208,4 +195,24 @@ profiles:
 	if w, _ := dels.snapshot(); len(w) != 1 {
 		t.Fatalf("a second wave: %d pods evicted in all (%v)", len(w), w)
 	}
+}
+
+// followCluster runs simulate now and every 100 ms until the test ends, as metrics-server follows the
+// cluster: the simulated metrics source of the end-to-end tests.
+func followCluster(t *testing.T, simulate func()) {
+	t.Helper()
+	simulate()
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+				simulate()
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-stopped })
 }
