@@ -108,7 +108,22 @@ type DeschedulerProfile struct {
 	NodeSelector *string
 	// EvictionWindows, when set, are the only times the profile evicts (Accord addition).
 	EvictionWindows []EvictionWindow
+	// EvictionMode is how the profile evicts: Evict (empty: the evict plugin, the Eviction API) or
+	// Soft (the pod is annotated for its controller to move) (Accord addition).
+	EvictionMode EvictionMode
 }
+
+// EvictionMode is how a profile evicts the pods its plugins nominate.
+type EvictionMode string
+
+// The eviction modes.
+const (
+	// EvictionModeEvict evicts through the profile's evict plugin (the Eviction API); the default.
+	EvictionModeEvict EvictionMode = "Evict"
+	// EvictionModeSoft annotates the pod (descheduler.accord.dev/soft-eviction) for its own
+	// controller to move, as Koordinator's SoftEviction.
+	EvictionModeSoft EvictionMode = "Soft"
+)
 
 // EvictionWindow is a recurring time of day, on some days of the week, in a time zone.
 type EvictionWindow struct {

@@ -129,7 +129,25 @@ type DeschedulerProfile struct {
 	// event-triggered controllers); outside them it evicts nothing. Accord-only.
 	// +optional
 	EvictionWindows []EvictionWindow `json:"evictionWindows,omitempty"`
+	// EvictionMode is how the profile evicts the pods its plugins nominate: Evict (the default: the
+	// evict plugin, i.e. the Eviction API) or Soft: the pod is annotated
+	// descheduler.accord.dev/soft-eviction (and an Event recorded) for its own controller to move it,
+	// as Koordinator's SoftEviction; it counts against the caps and its workload budget until it is
+	// gone, and the annotation is removed once the profile no longer nominates it. Accord-only.
+	// +optional
+	EvictionMode EvictionMode `json:"evictionMode,omitempty"`
 }
+
+// EvictionMode is how a profile evicts: Evict or Soft.
+type EvictionMode string
+
+// The eviction modes.
+const (
+	// EvictionModeEvict evicts through the profile's evict plugin (the Eviction API).
+	EvictionModeEvict EvictionMode = "Evict"
+	// EvictionModeSoft annotates the pod for its own controller to move.
+	EvictionModeSoft EvictionMode = "Soft"
+)
 
 // EvictionWindow is a recurring time of day, on some days of the week, in a time zone.
 type EvictionWindow struct {

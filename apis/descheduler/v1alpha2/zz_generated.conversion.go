@@ -250,6 +250,7 @@ func autoConvert_v1alpha2_DeschedulerProfile_To_descheduler_DeschedulerProfile(i
 	}
 	out.NodeSelector = (*string)(unsafe.Pointer(in.NodeSelector))
 	out.EvictionWindows = *(*[]descheduler.EvictionWindow)(unsafe.Pointer(&in.EvictionWindows))
+	out.EvictionMode = descheduler.EvictionMode(in.EvictionMode)
 	return nil
 }
 
@@ -276,6 +277,7 @@ func autoConvert_descheduler_DeschedulerProfile_To_v1alpha2_DeschedulerProfile(i
 	}
 	out.NodeSelector = (*string)(unsafe.Pointer(in.NodeSelector))
 	out.EvictionWindows = *(*[]EvictionWindow)(unsafe.Pointer(&in.EvictionWindows))
+	out.EvictionMode = EvictionMode(in.EvictionMode)
 	return nil
 }
 

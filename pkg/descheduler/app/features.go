@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -10,7 +9,11 @@ import (
 	"k8s.io/component-base/version"
 )
 
-// EvictionsInBackground is upstream's alpha gate for KubeVirt-style evictions in background.
+// EvictionsInBackground is upstream's alpha gate for KubeVirt-style evictions in background: an
+// eviction of a pod annotated descheduler.alpha.kubernetes.io/request-evict-only that the API answers
+// 429 "Eviction triggered evacuation" is tracked as in progress (with the pod's
+// descheduler.alpha.kubernetes.io/eviction-in-progress annotation), counted against the caps and its
+// workload budget and never requested again until the pod is gone (pkg/descheduler/evictions).
 const EvictionsInBackground featuregate.Feature = "EvictionsInBackground"
 
 // deschedulerFeatureGates are upstream kubernetes-sigs/descheduler's gates (v0.36), with its
@@ -20,11 +23,6 @@ func deschedulerFeatureGates() map[featuregate.Feature]featuregate.FeatureSpec {
 		EvictionsInBackground: {Default: false, PreRelease: featuregate.Alpha},
 	}
 }
-
-var errEvictionsInBackground = errors.New("--feature-gates: EvictionsInBackground=true is not supported by accord-descheduler: " +
-	"it does not track evictions that a validating webhook answers with 429 \"Eviction triggered evacuation\" " +
-	"(KubeVirt live migration of pods annotated descheduler.alpha.kubernetes.io/request-evict-only); " +
-	"such an answer is counted as a refused eviction and the pod is tried again next cycle. Leave the gate off")
 
 // newVersionCommand is upstream's `version` subcommand: it prints component-base's version (the
 // Makefile stamps it with -ldflags).

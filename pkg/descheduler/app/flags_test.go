@@ -45,10 +45,12 @@ func TestFlagValidation(t *testing.T) {
 	}{
 		"two kubeconfigs": {func(o *Options) { o.Kubeconfig, o.ClientConnectionKubeconfig = "a", "b" }, "name the same setting"},
 		"background evictions": {func(o *Options) {
+			// Accepted (it was refused before issue #27): evictions in background are tracked.
 			if err := o.FeatureGate.Set("EvictionsInBackground=true"); err != nil {
 				t.Fatal(err)
 			}
-		}, "EvictionsInBackground=true is not supported"},
+			o.Kubeconfig = "a"
+		}, ""},
 		"sample rate":         {func(o *Options) { o.Tracing.SampleRate = 1.5 }, "--otel-sample-rate"},
 		"ca without endpoint": {func(o *Options) { o.Tracing.TransportCACert = "/ca.pem" }, "needs --otel-collector-endpoint"},
 		"same kubeconfig":     {func(o *Options) { o.Kubeconfig, o.ClientConnectionKubeconfig = "a", "a" }, ""},

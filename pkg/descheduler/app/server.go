@@ -152,9 +152,6 @@ func (o *Options) Validate() error {
 	if o.Kubeconfig != "" && o.ClientConnectionKubeconfig != "" && o.Kubeconfig != o.ClientConnectionKubeconfig {
 		errs = append(errs, fmt.Errorf("--kubeconfig=%s and --client-connection-kubeconfig=%s name the same setting; give one", o.Kubeconfig, o.ClientConnectionKubeconfig))
 	}
-	if o.FeatureGate.Enabled(EvictionsInBackground) {
-		errs = append(errs, errEvictionsInBackground)
-	}
 	errs = append(errs, o.Tracing.validate()...)
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Auth.Validate()...)
@@ -244,7 +241,8 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 	cfg := runner.Config{
 		RestConfig: restCfg, PolicyConfigFile: o.PolicyConfigFile, SchedulerConfigFile: o.SchedulerConfigFile, DeschedulingInterval: o.DeschedulingInterval,
 		DryRun: o.DryRun, EventDriven: o.EventDriven, Plugins: opts, Metrics: m,
-		OnReady: ready.setReady, OnWaiting: ready.setWaiting, OnCachesStale: ready.setStale, CacheSyncTimeout: o.CacheSyncTimeout, TracerProvider: tp,
+		EvictionsInBackground: o.FeatureGate.Enabled(EvictionsInBackground),
+		OnReady:               ready.setReady, OnWaiting: ready.setWaiting, OnCachesStale: ready.setStale, CacheSyncTimeout: o.CacheSyncTimeout, TracerProvider: tp,
 	}
 
 	var leHealth *leaderelection.HealthzAdaptor

@@ -78,6 +78,9 @@ type Budget struct {
 	cfg BudgetConfig
 	src WorkloadSource
 	now func() time.Time
+	// inProgress, when set, holds evictions in progress (soft, in background): their pods count
+	// against their workload while they exist (Limiter.SetInProgress sets it).
+	inProgress *InProgress
 
 	mu sync.Mutex
 	// evicted holds, per workload UID, the evictions not yet replaced.
@@ -200,7 +203,14 @@ func (b *Budget) check(pod *corev1.Pod) (Workload, bool, *framework.WorkloadBudg
 	ready := 0
 	// An evicted pod still Ready in the cache (its deletion not yet seen) is unavailable already.
 	evictedStillReady := 0
+	// Pods whose eviction is in progress (soft, in background) and not counted above migrate too.
+	inProgress := 0
 	for _, p := range pods {
+		_, ip := b.inProgress.Has(p.UID)
+		if ip && !counted[p.UID] {
+			inProgress++
+			counted[p.UID] = true
+		}
 		if p.DeletionTimestamp != nil || !podReady(p) {
 			continue
 		}
@@ -211,7 +221,7 @@ func (b *Budget) check(pod *corev1.Pod) (Workload, bool, *framework.WorkloadBudg
 		ready++
 	}
 	unavailable := max(w.Replicas-ready, evictedStillReady)
-	migrating := len(evicted) + b.dry[w.UID]
+	migrating := len(evicted) + inProgress + b.dry[w.UID]
 	maxMig, migDefault := workloadLimit(b.cfg.MaxMigrating, w.Replicas)
 	if migrating+1 > maxMig {
 		return w, true, b.report(w, &framework.WorkloadBudgetError{Workload: w.String(), Rule: RuleMaxMigrating, Limit: maxMig, Count: migrating, Replicas: w.Replicas, Default: migDefault})

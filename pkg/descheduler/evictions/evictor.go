@@ -52,6 +52,9 @@ type ProfileEvictor struct {
 	// Fresh, when set, is asked before every eviction; a non-empty answer names the caches that have
 	// not re-synced since a broken watch, and the eviction is held (framework.ErrCachesNotSynced).
 	Fresh func() (waitingFor []string)
+	// Soft, when set, is the profile's soft eviction (evictionMode Soft): pods are annotated rather
+	// than evicted (see soft.go, mode.go).
+	Soft *Soft
 	// Observer, when set, is told of every preEvictionFilter verdict and every eviction attempt
 	// (explain collects its rows with it). It is called synchronously; keep it cheap.
 	Observer func(Record)
@@ -118,6 +121,7 @@ func (e *ProfileEvictor) CheckLimits(pod *corev1.Pod) error { return e.checkLimi
 // checkLimits also tells the Observer of a pod the workload budget holds (explain shows it), as
 // the plugin will not call Evict for it.
 func (e *ProfileEvictor) checkLimits(pod *corev1.Pod, plugin string) error {
+	e.Soft.Nominate(pod)
 	if err := e.windowClosed(); err != nil && !e.DryRun {
 		e.held(pod, plugin, err)
 		if e.Observer != nil {
@@ -240,6 +244,10 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		logger.V(2).Info("Pod already terminating; nothing to evict", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName)
 		return fmt.Errorf("pod %s/%s: %w: terminating", pod.Namespace, pod.Name, framework.ErrPodGone)
 	}
+	e.Soft.Nominate(pod)
+	if err := e.inProgress(ctx, pod, opts); err != nil {
+		return err
+	}
 	// No decision on a cache that has not re-synced: the pod may have moved or been replaced since.
 	if e.Fresh != nil {
 		if waiting := e.Fresh(); len(waiting) > 0 {
@@ -298,7 +306,13 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		opts.DeleteOptions = d
 	}
 	start := time.Now()
+	if done, err := e.evictDeferred(ctx, pod, opts, slot, bslot, extra); done {
+		return err
+	}
 	if err := e.EvictPlugin.Evict(ctx, pod, opts); err != nil {
+		if e.inBackground(ctx, pod, opts, err, slot, bslot) {
+			return nil
+		}
 		e.Limiter.Release(slot)
 		if budget != nil {
 			budget.Release(bslot)

@@ -61,6 +61,9 @@ type Limiter struct {
 	limits Limits
 	// budget, when set, holds the per-workload budgets; Reset resets it too.
 	budget *Budget
+	// inProgress, when set, holds the evictions in progress (soft, in background): each counts
+	// against every cap, in every window, until its pod is gone.
+	inProgress *InProgress
 
 	mu          sync.Mutex
 	inFlight    map[types.UID]struct{}
@@ -88,7 +91,24 @@ func NewLimiter(limits Limits) *Limiter {
 
 // SetBudget makes the Limiter's evictors apply the per-workload budget b (nil: none). Call it before
 // the first eviction.
-func (l *Limiter) SetBudget(b *Budget) { l.budget = b }
+func (l *Limiter) SetBudget(b *Budget) {
+	l.budget = b
+	if b != nil {
+		b.inProgress = l.inProgress
+	}
+}
+
+// SetInProgress makes the Limiter and its budget count the evictions in progress t tracks (nil:
+// none). Call it before the first eviction.
+func (l *Limiter) SetInProgress(t *InProgress) {
+	l.inProgress = t
+	if l.budget != nil {
+		l.budget.inProgress = t
+	}
+}
+
+// InProgress returns the tracker of evictions in progress, nil when there is none.
+func (l *Limiter) InProgress() *InProgress { return l.inProgress }
 
 // Budget returns the per-workload budget, nil when there is none.
 func (l *Limiter) Budget() *Budget { return l.budget }
@@ -141,12 +161,14 @@ func (l *Limiter) Check(node, namespace string) error {
 // first time in the window that each scope's limit stops one. l.mu must be held.
 func (l *Limiter) reached(node, namespace string) *framework.EvictionLimitError {
 	var err *framework.EvictionLimitError
+	// Evictions in progress (soft, in background) count in every window until their pods are gone.
+	ipTotal, ipNode, ipNS := l.inProgress.Counts(node, namespace)
 	switch {
-	case l.limits.Total != nil && l.total >= *l.limits.Total:
+	case l.limits.Total != nil && l.total+ipTotal >= *l.limits.Total:
 		err = &framework.EvictionLimitError{Scope: framework.LimitScopeTotal, Limit: *l.limits.Total, Default: l.limits.Defaulted}
-	case l.limits.PerNode != nil && node != "" && l.perNode[node] >= *l.limits.PerNode:
+	case l.limits.PerNode != nil && node != "" && l.perNode[node]+ipNode >= *l.limits.PerNode:
 		err = &framework.EvictionLimitError{Scope: framework.LimitScopeNode, Key: node, Limit: *l.limits.PerNode, Default: l.limits.Defaulted}
-	case l.limits.PerNamespace != nil && l.perNS[namespace] >= *l.limits.PerNamespace:
+	case l.limits.PerNamespace != nil && l.perNS[namespace]+ipNS >= *l.limits.PerNamespace:
 		err = &framework.EvictionLimitError{Scope: framework.LimitScopeNamespace, Key: namespace, Limit: *l.limits.PerNamespace, Default: l.limits.Defaulted}
 	default:
 		return nil

@@ -13,6 +13,10 @@ const (
 	ResultSuccess = "success"
 	ResultError   = "error"
 	ResultDryRun  = "dry-run"
+	// ResultSoft: the pod was annotated soft-evicted (evictionMode Soft) for its controller to move.
+	ResultSoft = "soft"
+	// ResultBackground: the eviction was answered "in progress" (EvictionsInBackground).
+	ResultBackground = "background"
 )
 
 // SkipCachesNotSynced is the `reason` label of accord_descheduler_cycles_skipped_total for a cycle
@@ -47,6 +51,8 @@ type Metrics struct {
 	// EvictionsHeld counts nominated pods not evicted because of a workload budget or a closed
 	// eviction window, by reason and profile.
 	EvictionsHeld *metrics.CounterVec
+	// EvictionsInProgress is the evictions in progress by kind (soft, background), set each cycle.
+	EvictionsInProgress *metrics.GaugeVec
 	// WindowOpen is 1 while a profile's eviction window is open, 0 while closed (profiles with
 	// eviction windows only).
 	WindowOpen *metrics.GaugeVec
@@ -123,6 +129,13 @@ func New() *Metrics {
 			Help:           "Nominated pods not evicted, by reason (workload_budget: the workload's maxMigratingPerWorkload/maxUnavailablePerWorkload; window_closed: outside the profile's eviction windows) and profile.",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"reason", "profile"}),
+		EvictionsInProgress: metrics.NewGaugeVec(&metrics.GaugeOpts{
+			Namespace:      "accord",
+			Subsystem:      "descheduler",
+			Name:           "evictions_in_progress",
+			Help:           "Evictions in progress at the end of the last cycle, by kind (soft: pods annotated descheduler.accord.dev/soft-eviction; background: EvictionsInBackground); each counts against the caps and its workload budget until its pod is gone.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"kind"}),
 		WindowOpen: metrics.NewGaugeVec(&metrics.GaugeOpts{
 			Namespace:      "accord",
 			Subsystem:      "descheduler",
@@ -131,7 +144,7 @@ func New() *Metrics {
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"profile"}),
 	}
-	m.Registry.MustRegister(m.PodsEvicted, m.CycleDuration, m.PluginDuration, m.PluginFailures, m.Cycles, m.CyclesSkipped, m.CapSkippedPluginCalls, m.CachesStale, m.EvictionsHeld, m.WindowOpen)
+	m.Registry.MustRegister(m.PodsEvicted, m.CycleDuration, m.PluginDuration, m.PluginFailures, m.Cycles, m.CyclesSkipped, m.CapSkippedPluginCalls, m.CachesStale, m.EvictionsHeld, m.EvictionsInProgress, m.WindowOpen)
 	return m
 }
 

@@ -118,6 +118,12 @@ func Validate(p *descheduler.DeschedulerPolicy, registry framework.Registry, arg
 		errs = append(errs, validateSelector(path.Child("nodeSelector"), prof.NodeSelector)...)
 		_, werrs := evictions.ParseWindows(path.Child("evictionWindows"), prof.EvictionWindows)
 		errs = append(errs, werrs...)
+		switch prof.EvictionMode {
+		case "", descheduler.EvictionModeEvict, descheduler.EvictionModeSoft:
+		default:
+			errs = append(errs, field.NotSupported(path.Child("evictionMode"), prof.EvictionMode,
+				[]descheduler.EvictionMode{descheduler.EvictionModeEvict, descheduler.EvictionModeSoft}))
+		}
 		errs = append(errs, validateProfile(path, prof, registry, args)...)
 	}
 	return errs

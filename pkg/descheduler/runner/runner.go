@@ -98,6 +98,8 @@ type Config struct {
 	DeschedulingInterval time.Duration
 	// DryRun logs the evictions instead of performing them; nothing is written to the cluster.
 	DryRun bool
+	// EvictionsInBackground: the feature gate (see fwruntime.Options).
+	EvictionsInBackground bool
 	// EventDriven starts every enabled Controller plugin and keeps running for them until ctx ends.
 	EventDriven bool
 	// LimitWindow overrides DefaultLimitWindow.
@@ -248,8 +250,9 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 	d, err := fwruntime.New(ctx, p, fwruntime.Options{
 		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
 		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: cfg.Observer, RunPastTotalCap: cfg.RunPastTotalCap,
-		MetricsSources: fwruntime.MetricsOptions{Client: metricsClient, Collector: cfg.MetricsCollector},
-		TracerProvider: cfg.TracerProvider, CRDs: crds,
+		EvictionsInBackground: cfg.EvictionsInBackground,
+		MetricsSources:        fwruntime.MetricsOptions{Client: metricsClient, Collector: cfg.MetricsCollector},
+		TracerProvider:        cfg.TracerProvider, CRDs: crds,
 		CacheGate: cachegate.NewGate(tracker, func(ctx context.Context) error {
 			// The cheapest read that needs a working apiserver and etcd (a quorum read).
 			_, err := probeClient.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: 1})

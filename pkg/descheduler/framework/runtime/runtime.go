@@ -74,6 +74,10 @@ type Options struct {
 	RunPastTotalCap bool
 	// Now is the clock of the profiles' eviction windows; time.Now when nil.
 	Now func() time.Time
+	// EvictionsInBackground is upstream's feature gate: evictions of pods annotated
+	// descheduler.alpha.kubernetes.io/request-evict-only answered "in progress" are tracked (see
+	// pkg/descheduler/evictions/inprogress.go).
+	EvictionsInBackground bool
 }
 
 // Profile is a built profile.
@@ -102,6 +106,7 @@ type Descheduler struct {
 	limiter  *evictions.Limiter
 	metrics  *metrics.Metrics
 	nodes    corelisters.NodeLister
+	pods     corelisters.PodLister
 	synced   []cache.InformerSynced
 	sources  *metricsProviders
 	tracer   trace.Tracer
@@ -133,6 +138,7 @@ func New(ctx context.Context, p *descheduler.DeschedulerPolicy, opts Options) (*
 		limiter:         evictions.NewLimiter(evictions.LimitsFromPolicy(p)),
 		metrics:         opts.Metrics,
 		nodes:           nodeInformer.Lister(),
+		pods:            opts.InformerFactory.Core().V1().Pods().Lister(),
 		synced:          []cache.InformerSynced{nodeInformer.Informer().HasSynced, opts.InformerFactory.Core().V1().Pods().Informer().HasSynced},
 		gate:            opts.CacheGate,
 		onStale:         opts.OnCachesStale,
@@ -147,6 +153,9 @@ func New(ctx context.Context, p *descheduler.DeschedulerPolicy, opts Options) (*
 	}
 	d.limiter.SetBudget(evictions.NewBudget(evictions.BudgetFromPolicy(p), workloads, nil))
 	d.synced = append(d.synced, workloads.HasSynced)
+	if err := d.trackInProgress(opts); err != nil {
+		return nil, err
+	}
 	if l := d.limiter.Limits(); l.Defaulted {
 		klog.FromContext(ctx).Info("The policy sets no eviction limits; safe defaults apply", "maxPodsToEvictPerNode", *l.PerNode, "maxPodsToEvictTotal", *l.Total)
 	}
@@ -197,6 +206,9 @@ func (d *Descheduler) buildProfile(ctx context.Context, i int, p *descheduler.De
 		return nil, werrs, nil
 	}
 	ev.Windows, ev.Now = ws, opts.Now
+	if cfg.EvictionMode == descheduler.EvictionModeSoft {
+		ev.Soft = &evictions.Soft{Profile: cfg.Name, Client: opts.Client, Now: opts.Now}
+	}
 	crPolicy, err := missingCRPolicy(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -472,15 +484,20 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 		}
 	}()
 	capped := d.capReached(ctx)
+	// complete[i]: every plugin of profile i ran to completion (soft eviction's clean-up needs it).
+	complete := d.beginSoftCycles()
 	for i, p := range d.profiles {
 		for _, pl := range p.deschedulePlugins {
 			if ctx.Err() != nil {
 				return
 			}
 			if capped(p.Name, pl.Name(), opDeschedule) {
+				complete[i] = false
 				continue
 			}
-			d.call(ctx, p.Name, pl.Name(), opDeschedule, func(ctx context.Context) *framework.Status { return pl.Deschedule(ctx, nodesOf[i]) })
+			if !d.call(ctx, p.Name, pl.Name(), opDeschedule, func(ctx context.Context) *framework.Status { return pl.Deschedule(ctx, nodesOf[i]) }) {
+				complete[i] = false
+			}
 		}
 	}
 	for i, p := range d.profiles {
@@ -489,11 +506,15 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 				return
 			}
 			if capped(p.Name, pl.Name(), opBalance) {
+				complete[i] = false
 				continue
 			}
-			d.call(ctx, p.Name, pl.Name(), opBalance, func(ctx context.Context) *framework.Status { return pl.Balance(ctx, nodesOf[i]) })
+			if !d.call(ctx, p.Name, pl.Name(), opBalance, func(ctx context.Context) *framework.Status { return pl.Balance(ctx, nodesOf[i]) }) {
+				complete[i] = false
+			}
 		}
 	}
+	d.endSoftCycles(ctx, complete)
 	d.metrics.CycleDuration.Observe(time.Since(start).Seconds())
 	d.metrics.Cycles.Inc()
 	span.SetAttributes(AttrNodes.Int(len(ready)), AttrEvictions.Int(d.limiter.Total()))
@@ -580,7 +601,8 @@ func (d *Descheduler) checkCaches(ctx context.Context, staleMessage string) (wai
 	return waiting, changed
 }
 
-func (d *Descheduler) call(ctx context.Context, profile, plugin, point string, fn func(context.Context) *framework.Status) {
+// call runs one plugin call, logging, counting and tracing it; it reports whether it succeeded.
+func (d *Descheduler) call(ctx context.Context, profile, plugin, point string, fn func(context.Context) *framework.Status) bool {
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "profile", profile, "plugin", plugin, "extensionPoint", point)
 	ctx = klog.NewContext(ctx, logger)
 	ctx, span := d.tracer.Start(ctx, spanName(point, plugin), trace.WithAttributes(
@@ -604,6 +626,7 @@ func (d *Descheduler) call(ctx context.Context, profile, plugin, point string, f
 	}
 	span.SetAttributes(AttrResult.String(result))
 	d.metrics.PluginDuration.WithLabelValues(plugin, profile, point, result).Observe(time.Since(start).Seconds())
+	return status.IsSuccess()
 }
 
 // Controllers returns the Controller plugins of every profile, in policy order.

@@ -1,0 +1,100 @@
+package evictions
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/metrics"
+)
+
+// inProgress returns the error of a pod whose eviction is already in progress (soft, in
+// background): it is not evicted again, and the error wraps framework.ErrPodGone so that plugins
+// neither count nor retry it.
+func (e *ProfileEvictor) inProgress(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) error {
+	kind, ok := e.Limiter.InProgress().Has(pod.UID)
+	if !ok {
+		return nil
+	}
+	klog.FromContext(ctx).V(3).Info("Pod's eviction already in progress; not evicting it again", "pod", klog.KObj(pod), "node", pod.Spec.NodeName,
+		"profile", e.Profile, "plugin", opts.PluginName, "kind", kind)
+	return fmt.Errorf("pod %s/%s: %w: its eviction is in progress (%s)", pod.Namespace, pod.Name, framework.ErrPodGone, kind)
+}
+
+// evictDeferred soft-evicts the pod when the profile is in evictionMode Soft (done is then true):
+// it annotates the pod, records a SoftEvicted Event and tracks the pod as in progress, which counts
+// it against the caps (in place of the cycle's slot, released) and its workload budget until it is
+// gone.
+func (e *ProfileEvictor) evictDeferred(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions, slot Slot, bslot BudgetSlot, extra string) (done bool, err error) {
+	if e.Soft == nil {
+		return false, nil
+	}
+	logger := klog.FromContext(ctx)
+	if err := e.Soft.Annotate(ctx, pod, opts.PluginName, opts.Reason); err != nil {
+		e.Limiter.Release(slot)
+		if b := e.Limiter.Budget(); b != nil {
+			b.Release(bslot)
+		}
+		if apierrors.IsNotFound(err) {
+			return true, fmt.Errorf("soft-evicting pod %s/%s: %w: %w", pod.Namespace, pod.Name, framework.ErrPodGone, err)
+		}
+		e.count(metrics.ResultError, opts, pod)
+		logger.Info("Pod not soft-evicted", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName, "err", err)
+		return true, fmt.Errorf("soft-evicting pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if t := e.Limiter.InProgress(); t != nil {
+		t.Assume(pod, InProgressSoft)
+		e.Limiter.Release(slot)
+	}
+	e.count(metrics.ResultSoft, opts, pod)
+	logger.Info("Soft-evicted pod", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName,
+		"reason", opts.Reason, "prediction", extra, "annotation", SoftEvictionAnnotation)
+	if e.Recorder != nil {
+		msg := SoftEventMessage(opts.PluginName, e.Profile, opts.Reason)
+		if extra != "" {
+			msg += "; " + extra
+		}
+		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonSoftEvicted, "Descheduling", "%s", msg)
+	}
+	return true, nil
+}
+
+// IsEvictionInBackground reports whether err is the answer of a controller that took the eviction
+// of a request-evict-only pod in background (KubeVirt's webhook: 429 "Eviction triggered evacuation").
+func IsEvictionInBackground(err error) bool {
+	return apierrors.IsTooManyRequests(err) && strings.Contains(err.Error(), EvictionInBackgroundErrorText)
+}
+
+// inBackground handles, with EvictionsInBackground, an eviction of a pod annotated
+// request-evict-only answered "in progress": the pod is tracked as in progress (counted against the
+// caps in place of the cycle's slot, released, and against its workload budget, kept) and true is
+// returned. A finished pod is not tracked (true: nothing to do). Otherwise false.
+func (e *ProfileEvictor) inBackground(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions, err error, slot Slot, bslot BudgetSlot) bool {
+	t := e.Limiter.InProgress()
+	if !t.Background() || !hasAnnotation(pod, RequestEvictOnlyAnnotation) || !IsEvictionInBackground(err) {
+		return false
+	}
+	e.Limiter.Release(slot)
+	logger := klog.FromContext(ctx)
+	if finished(pod) {
+		if b := e.Limiter.Budget(); b != nil {
+			b.Release(bslot)
+		}
+		logger.V(3).Info("Eviction in background of a finished pod; not tracked", "pod", klog.KObj(pod))
+		return true
+	}
+	t.Assume(pod, InProgressBackground)
+	e.count(metrics.ResultBackground, opts, pod)
+	logger.Info("Eviction in background", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName,
+		"reason", opts.Reason, "answer", err.Error())
+	if e.Recorder != nil {
+		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonEvictionInBackground, "Descheduling",
+			"Eviction by %s (profile %s) in background: %s; counted until the pod is gone", opts.PluginName, e.Profile, opts.Reason)
+	}
+	return true
+}

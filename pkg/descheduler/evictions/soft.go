@@ -1,0 +1,160 @@
+package evictions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+)
+
+// Event reasons of evictions that end later.
+const (
+	// ReasonSoftEvicted: a profile in evictionMode Soft annotated the pod for its controller to move.
+	ReasonSoftEvicted = "SoftEvicted"
+	// ReasonSoftEvictionCleared: the soft-eviction annotation was removed, the pod no longer being
+	// nominated.
+	ReasonSoftEvictionCleared = "SoftEvictionCleared"
+	// ReasonEvictionInBackground: the eviction request was answered "in progress" (request-evict-only).
+	ReasonEvictionInBackground = "EvictionInBackground"
+)
+
+// SoftEviction is the value of SoftEvictionAnnotation (JSON).
+type SoftEviction struct {
+	// Time the annotation was set, RFC 3339.
+	Time time.Time `json:"time"`
+	// Profile and Plugin nominated the pod; Reason is the plugin's.
+	Profile string `json:"profile"`
+	Plugin  string `json:"plugin,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// ParseSoftEviction reads a pod's soft-eviction annotation; ok is false when it has none or it
+// cannot be read.
+func ParseSoftEviction(p *corev1.Pod) (SoftEviction, bool) {
+	v, ok := p.Annotations[SoftEvictionAnnotation]
+	if !ok {
+		return SoftEviction{}, false
+	}
+	var s SoftEviction
+	if err := json.Unmarshal([]byte(v), &s); err != nil {
+		return SoftEviction{}, false
+	}
+	return s, true
+}
+
+// Soft is a profile's soft eviction (evictionMode Soft): instead of calling the Eviction API the
+// evictor annotates the pod with SoftEvictionAnnotation. A soft-evicted pod stays annotated while
+// the profile keeps nominating it: at the end of each cycle in which every Deschedule and Balance
+// plugin of the profile ran to completion (none skipped by the total cap, none failed, the cycle not
+// cancelled), the annotation is removed from each pod the profile annotated before the cycle began
+// and that none of its plugins nominated in the cycle (asked to evict it, or asked whether the
+// limits let it go). Pods annotated by another profile, or whose annotation cannot be read, are left
+// alone.
+type Soft struct {
+	Profile string
+	Client  kubernetes.Interface
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+
+	mu         sync.Mutex
+	nominated  map[types.UID]bool
+	cycleStart time.Time
+	inCycle    bool
+}
+
+func (s *Soft) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// Nominate records that a plugin of the profile nominated the pod.
+func (s *Soft) Nominate(p *corev1.Pod) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nominated != nil {
+		s.nominated[p.UID] = true
+	}
+}
+
+// BeginCycle starts recording nominations.
+func (s *Soft) BeginCycle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nominated, s.cycleStart, s.inCycle = map[types.UID]bool{}, s.now(), true
+}
+
+// Annotate marks the pod soft-evicted.
+func (s *Soft) Annotate(ctx context.Context, p *corev1.Pod, plugin, reason string) error {
+	v, err := json.Marshal(SoftEviction{Time: s.now().UTC().Truncate(time.Second), Profile: s.Profile, Plugin: plugin, Reason: reason})
+	if err != nil {
+		return err
+	}
+	return s.patch(ctx, p, string(v))
+}
+
+// patch sets (value non-empty) or removes the annotation, with the pod's UID as a precondition.
+func (s *Soft) patch(ctx context.Context, p *corev1.Pod, value string) error {
+	var val interface{}
+	if value != "" {
+		val = value
+	}
+	body, err := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
+		"uid":         p.UID,
+		"annotations": map[string]interface{}{SoftEvictionAnnotation: val},
+	}})
+	if err != nil {
+		return err
+	}
+	_, err = s.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, body, metav1.PatchOptions{})
+	return err
+}
+
+// EndCycle ends the cycle's recording; when complete, it removes the annotation from the pods in
+// pods this profile annotated before the cycle began and did not nominate in it, and returns them.
+func (s *Soft) EndCycle(ctx context.Context, pods []*corev1.Pod, complete bool, onCleared func(*corev1.Pod)) []*corev1.Pod {
+	s.mu.Lock()
+	nominated, start, was := s.nominated, s.cycleStart, s.inCycle
+	s.nominated, s.inCycle = nil, false
+	s.mu.Unlock()
+	if !was || !complete {
+		return nil
+	}
+	logger := klog.FromContext(ctx)
+	var cleared []*corev1.Pod
+	for _, p := range pods {
+		se, ok := ParseSoftEviction(p)
+		if !ok || se.Profile != s.Profile || nominated[p.UID] || !se.Time.Before(start.Truncate(time.Second)) || p.DeletionTimestamp != nil {
+			continue
+		}
+		if err := s.patch(ctx, p, ""); err != nil {
+			if !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				logger.Error(err, "Removing the soft-eviction annotation", "pod", klog.KObj(p), "profile", s.Profile)
+			}
+			continue
+		}
+		logger.Info("Pod no longer nominated; soft-eviction annotation removed", "pod", klog.KObj(p), "profile", s.Profile, "annotatedAt", se.Time)
+		if onCleared != nil {
+			onCleared(p)
+		}
+		cleared = append(cleared, p)
+	}
+	return cleared
+}
+
+// SoftEventMessage is the SoftEvicted Event's message.
+func SoftEventMessage(plugin, profile, reason string) string {
+	return fmt.Sprintf("Soft-evicted by %s (profile %s): %s; annotated %s for the pod's controller to move it", plugin, profile, reason, SoftEvictionAnnotation)
+}
