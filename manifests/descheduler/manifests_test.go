@@ -155,6 +155,8 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	}
 	for _, need := range [][3]string{
 		{"", "nodes", "list"}, {"", "pods", "watch"}, {"", "namespaces", "list"}, {"", "pods/eviction", "create"},
+		// evictionMode Soft annotates pods.
+		{"", "pods", "patch"},
 		{"policy", "poddisruptionbudgets", "watch"}, {"scheduling.k8s.io", "priorityclasses", "list"},
 		{"scheduling.accord.dev", "clusterscopedresources", "watch"}, {"slo.accord.dev", "nodemetrics", "watch"},
 		{"events.k8s.io", "events", "create"},
@@ -174,7 +176,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 				t.Errorf("ClusterRole grants %q on %v", v, r.Resources)
 			}
 		}
-		if slices.Contains(r.Resources, "*") || (slices.Contains(r.Resources, "pods") && slices.ContainsFunc(r.Verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" })) {
+		if slices.Contains(r.Resources, "*") || (slices.Contains(r.Resources, "pods") && slices.ContainsFunc(r.Verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" && v != "patch" })) {
 			t.Errorf("ClusterRole rule too broad: %+v", r)
 		}
 	}
