@@ -119,6 +119,12 @@ func (c *disruptionCluster) disableCPU(t *testing.T, nodes ...string) {
 // deployment creates a Deployment of replicas pods requesting 1m of CPU, labelled app=name.
 func (c *disruptionCluster) deployment(t *testing.T, name string, replicas int32) {
 	t.Helper()
+	c.deploymentAnnotated(t, name, replicas, nil)
+}
+
+// deploymentAnnotated is deployment with annotations on the pod template.
+func (c *disruptionCluster) deploymentAnnotated(t *testing.T, name string, replicas int32, annotations map[string]string) {
+	t.Helper()
 	labels := map[string]string{"app": name}
 	_, err := env.Client.AppsV1().Deployments(c.ns).Create(context.Background(), &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns},
@@ -126,7 +132,7 @@ func (c *disruptionCluster) deployment(t *testing.T, name string, replicas int32
 			Replicas: ptr.To(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause",
 					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m")}}}}},
 			},
