@@ -1,11 +1,13 @@
 package policy_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/accord-sched/accord/apis/descheduler"
 	"github.com/accord-sched/accord/pkg/descheduler/policy"
 )
 
@@ -90,6 +92,69 @@ func TestEvictionWindowsWithUpstreamPolicy(t *testing.T) {
 	} {
 		if _, err := policy.Load(withWindow(tc.window), reg, args); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.window, err, tc.want)
+		}
+	}
+}
+
+// TestEvictionModeAndAllDisruptionFieldsWithUpstreamPolicy: upstream's full v1alpha2 policy with
+// every Accord disruption field at once (workload budgets at the top, eviction windows and
+// evictionMode Soft in a profile) loads; upstream's fields keep their values and the profiles their
+// plugins; a bad mode is an error naming its field and a misspelt one is an unknown field.
+func TestEvictionModeAndAllDisruptionFieldsWithUpstreamPolicy(t *testing.T) {
+	reg, args := registries(t)
+	plain, err := policy.Load("testdata/upstream-full.yaml", reg, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withProfileFields := func(fields string) string {
+		path := withAccordFields(t, "maxMigratingPerWorkload: \"10%\"\nmaxUnavailablePerWorkload: 2\nevictSingleReplicaWorkloads: false\n")
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := strings.Replace(string(data), "  - name: ProfileName\n", "  - name: ProfileName\n"+fields, 1)
+		if doc == string(data) {
+			t.Fatal("upstream-full.yaml has no ProfileName profile")
+		}
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	p, err := policy.Load(withProfileFields("    evictionMode: Soft\n    evictionWindows:\n    - {days: [Sat, Sun], start: \"22:00\", end: \"06:00\", timeZone: Europe/Berlin}\n"), reg, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *p.NodeSelector != *plain.NodeSelector || *p.MaxNoOfPodsToEvictPerNode != *plain.MaxNoOfPodsToEvictPerNode ||
+		*p.MaxNoOfPodsToEvictPerNamespace != *plain.MaxNoOfPodsToEvictPerNamespace || *p.MaxNoOfPodsToEvictTotal != *plain.MaxNoOfPodsToEvictTotal ||
+		*p.GracePeriodSeconds != *plain.GracePeriodSeconds || *p.EvictionFailureEventNotification != *plain.EvictionFailureEventNotification ||
+		len(p.Profiles) != len(plain.Profiles) {
+		t.Errorf("upstream fields changed by Accord's: %+v, without them %+v", p, plain)
+	}
+	for i := range p.Profiles {
+		if got, want := p.Profiles[i].Plugins, plain.Profiles[i].Plugins; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("profile %d plugins %+v, want %+v", i, got, want)
+		}
+		if len(p.Profiles[i].PluginConfigs) != len(plain.Profiles[i].PluginConfigs) {
+			t.Errorf("profile %d pluginConfig changed", i)
+		}
+	}
+	prof := p.Profiles[0]
+	if prof.EvictionMode != descheduler.EvictionModeSoft || len(prof.EvictionWindows) != 1 || prof.EvictionWindows[0].End != "06:00" {
+		t.Errorf("profile fields: mode %q windows %+v", prof.EvictionMode, prof.EvictionWindows)
+	}
+	if p.MaxMigratingPerWorkload.String() != "10%" || p.MaxUnavailablePerWorkload.IntValue() != 2 || *p.EvictSingleReplicaWorkloads {
+		t.Errorf("budget fields %v %v %v", p.MaxMigratingPerWorkload, p.MaxUnavailablePerWorkload, *p.EvictSingleReplicaWorkloads)
+	}
+	if plain.Profiles[0].EvictionMode != "" {
+		t.Errorf("evictionMode defaulted to %q; unset means Evict", plain.Profiles[0].EvictionMode)
+	}
+	for _, tc := range []struct{ fields, want string }{
+		{"    evictionMode: Gentle\n", `profiles[0].evictionMode: Unsupported value: "Gentle"`},
+		{"    evictionMod: Soft\n", `unknown field "profiles[0].evictionMod"`},
+	} {
+		if _, err := policy.Load(withProfileFields(tc.fields), reg, args); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.fields, err, tc.want)
 		}
 	}
 }
