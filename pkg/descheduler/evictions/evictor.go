@@ -309,10 +309,12 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	if done, err := e.evictDeferred(ctx, pod, opts, slot, bslot, extra); done {
 		return err
 	}
+	assumed := e.assumeBackground(pod)
 	if err := e.EvictPlugin.Evict(ctx, pod, opts); err != nil {
 		if e.inBackground(ctx, pod, opts, err, slot, bslot) {
 			return nil
 		}
+		e.endBackground(pod, assumed, "eviction not answered in progress")
 		e.Limiter.Release(slot)
 		if budget != nil {
 			budget.Release(bslot)
@@ -334,6 +336,7 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		}
 		return err
 	}
+	e.endBackground(pod, assumed, "evicted")
 	e.count(metrics.ResultSuccess, opts, pod)
 	logger.Info("Evicted pod", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName,
 		"reason", opts.Reason, "prediction", extra, "duration", time.Since(start))

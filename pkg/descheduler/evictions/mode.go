@@ -35,7 +35,16 @@ func (e *ProfileEvictor) evictDeferred(ctx context.Context, pod *corev1.Pod, opt
 		return false, nil
 	}
 	logger := klog.FromContext(ctx)
+	// Tracked from before the request: a cycle's Reset while it is in flight does not free its
+	// count for another eviction.
+	t := e.Limiter.InProgress()
+	if t != nil {
+		t.Assume(pod, InProgressSoft)
+	}
 	if err := e.Soft.Annotate(ctx, pod, opts.PluginName, opts.Reason); err != nil {
+		if t != nil {
+			t.forget(pod.UID, InProgressSoft, "soft eviction failed", pod)
+		}
 		e.Limiter.Release(slot)
 		if b := e.Limiter.Budget(); b != nil {
 			b.Release(bslot)
@@ -47,8 +56,7 @@ func (e *ProfileEvictor) evictDeferred(ctx context.Context, pod *corev1.Pod, opt
 		logger.Info("Pod not soft-evicted", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName, "err", err)
 		return true, fmt.Errorf("soft-evicting pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	if t := e.Limiter.InProgress(); t != nil {
-		t.Assume(pod, InProgressSoft)
+	if t != nil {
 		e.Limiter.Release(slot)
 	}
 	e.count(metrics.ResultSoft, opts, pod)
@@ -70,6 +78,24 @@ func IsEvictionInBackground(err error) bool {
 	return apierrors.IsTooManyRequests(err) && strings.Contains(err.Error(), EvictionInBackgroundErrorText)
 }
 
+// assumeBackground tracks, with EvictionsInBackground, a request-evict-only pod before its eviction
+// is requested (true), so that a cycle's Reset while the request is in flight does not free its
+// count for another eviction; endBackground forgets it unless the answer was "in progress".
+func (e *ProfileEvictor) assumeBackground(pod *corev1.Pod) bool {
+	t := e.Limiter.InProgress()
+	if !t.Background() || !hasAnnotation(pod, RequestEvictOnlyAnnotation) || pod.UID == "" {
+		return false
+	}
+	t.Assume(pod, InProgressBackground)
+	return true
+}
+
+func (e *ProfileEvictor) endBackground(pod *corev1.Pod, assumed bool, why string) {
+	if assumed {
+		e.Limiter.InProgress().forget(pod.UID, InProgressBackground, why, pod)
+	}
+}
+
 // inBackground handles, with EvictionsInBackground, an eviction of a pod annotated
 // request-evict-only answered "in progress": the pod is tracked as in progress (counted against the
 // caps in place of the cycle's slot, released, and against its workload budget, kept) and true is
@@ -79,16 +105,19 @@ func (e *ProfileEvictor) inBackground(ctx context.Context, pod *corev1.Pod, opts
 	if !t.Background() || !hasAnnotation(pod, RequestEvictOnlyAnnotation) || !IsEvictionInBackground(err) {
 		return false
 	}
-	e.Limiter.Release(slot)
 	logger := klog.FromContext(ctx)
 	if finished(pod) {
+		t.forget(pod.UID, InProgressBackground, "pod finished", pod)
+		e.Limiter.Release(slot)
 		if b := e.Limiter.Budget(); b != nil {
 			b.Release(bslot)
 		}
 		logger.V(3).Info("Eviction in background of a finished pod; not tracked", "pod", klog.KObj(pod))
 		return true
 	}
+	// Tracked before the slot is released: a concurrent eviction always sees one of them.
 	t.Assume(pod, InProgressBackground)
+	e.Limiter.Release(slot)
 	e.count(metrics.ResultBackground, opts, pod)
 	logger.Info("Eviction in background", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName,
 		"reason", opts.Reason, "answer", err.Error())
