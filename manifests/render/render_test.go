@@ -341,3 +341,46 @@ func TestValuesReferenceUpToDate(t *testing.T) {
 		}
 	}
 }
+
+// TestChartDisruptionValues: the budgets, a window, evictionMode Soft and evictionsInBackground
+// render into a policy the descheduler loads (with those fields) and its feature gate flag; a bad
+// mode names its field.
+func TestChartDisruptionValues(t *testing.T) {
+	r := release
+	r.Values = map[string]any{"descheduler": map[string]any{
+		"limits":                map[string]any{"maxNoOfPodsToEvictPerNode": 1, "maxMigratingPerWorkload": "10%", "maxUnavailablePerWorkload": 2, "evictSingleReplicaWorkloads": true},
+		"evictionWindows":       []any{map[string]any{"days": []any{"Mon-Fri"}, "start": "01:00", "end": "05:00", "timeZone": "Europe/Berlin"}},
+		"evictionMode":          "Soft",
+		"evictionsInBackground": true,
+	}}
+	objs, err := render.Chart(chartDir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := loadBoth(t, objs, "accord-scheduler-config", "accord-descheduler-policy")
+	for _, want := range []string{"evictionMode: Soft", "maxMigratingPerWorkload: 10%", "maxUnavailablePerWorkload: 2", "evictSingleReplicaWorkloads: true", "timeZone: Europe/Berlin"} {
+		if !strings.Contains(pol, want) {
+			t.Errorf("policy lacks %q:\n%s", want, pol)
+		}
+	}
+	dep := render.Find(objs, "Deployment", "accord-descheduler")
+	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	if args := fmt.Sprint(containers[0].(map[string]any)["args"]); !strings.Contains(args, "--feature-gates=EvictionsInBackground=true") {
+		t.Errorf("descheduler args %s lack the EvictionsInBackground gate", args)
+	}
+	// The defaults render neither.
+	objs, err = render.Chart(chartDir, release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, _ = render.ConfigMapData(objs, "accord-descheduler-policy", "policy.yaml")
+	dep = render.Find(objs, "Deployment", "accord-descheduler")
+	containers, _, _ = unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	if strings.Contains(pol, "evictionMode") || strings.Contains(fmt.Sprint(containers[0].(map[string]any)["args"]), "feature-gates") {
+		t.Error("the defaults render evictionMode or a feature gate")
+	}
+	r.Values = map[string]any{"descheduler": map[string]any{"evictionMode": "Gentle"}}
+	if _, err := render.Chart(chartDir, r); err == nil || !strings.Contains(err.Error(), "/descheduler/evictionMode") {
+		t.Errorf("evictionMode Gentle: %v, want an error naming /descheduler/evictionMode", err)
+	}
+}
