@@ -35,15 +35,23 @@ type Eviction struct {
 	// Held, when set, says the pod was not evicted: the descheduler held it ("workload budget" or
 	// "eviction window", from an EvictionHeld Event); Reason then says why.
 	Held string `json:"held,omitempty"`
+	// Mode, when set, says the pod was not evicted through the Eviction API: "soft-evicted" (a
+	// SoftEvicted Event: annotated for its controller to move) or "in background" (an
+	// EvictionInBackground Event: its controller evicts it).
+	Mode string `json:"mode,omitempty"`
 }
 
 // predictionSep separates the plugin's reason from the prediction in an Event note.
 const predictionSep = "; scheduler simulation"
 
-// evictions reads the Descheduled and EvictionHeld Events, newest first; pods are the live pods, where the
+// evictions reads the Descheduled, SoftEvicted, EvictionInBackground and EvictionHeld Events, newest first; pods are the live pods, where the
 // replacements are looked for.
 func (s *state) evictions(pods []*corev1.Pod) []Eviction {
-	objs, _ := s.events.ByIndex(eventByReason, evictions.ReasonDescheduled)
+	var objs []any
+	for _, reason := range []string{evictions.ReasonDescheduled, evictions.ReasonSoftEvicted, evictions.ReasonEvictionInBackground} {
+		byReason, _ := s.events.ByIndex(eventByReason, reason)
+		objs = append(objs, byReason...)
+	}
 	type row struct {
 		Eviction
 		owner types.UID
@@ -57,7 +65,7 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 			continue
 		}
 		r := row{Eviction: Eviction{Time: eventTime(e), Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name,
-			Plugin: note.Plugin, Profile: note.Profile, Reason: note.Reason}, uid: e.InvolvedObject.UID}
+			Plugin: note.Plugin, Profile: note.Profile, Reason: note.Reason, Mode: note.Mode}, uid: e.InvolvedObject.UID}
 		if i := strings.Index(note.Reason, predictionSep); i >= 0 {
 			r.Reason = note.Reason[:i]
 		}

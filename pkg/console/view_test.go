@@ -102,20 +102,27 @@ func TestEvictionTimeline(t *testing.T) {
 	before := pod("m-0", "node-2", rs, now.Add(-time.Hour))
 	repl1, repl2 := pod("m-3", "node-2", rs, evictedAt.Add(time.Second)), pod("m-4", "", rs, evictedAt.Add(2*time.Second))
 	other := pod("x", "node-2", "other-rs", evictedAt.Add(time.Second))
+	soft, vm := pod("s-1", "node-5", "soft-rs", now.Add(-time.Hour)), pod("vm-1", "node-5", "vm-rs", now.Add(-time.Hour))
 	pred := simulator.Prediction{Profile: "accord-scheduler", CurrentNode: "node-5", Feasible: true, Node: "node-2", Score: 155}
 	msg := evictions.EventMessage("NodeCRDResourceFit", "accord", "node node-5 does not enable example.com/memory", schedulersimulation.EvictionMessage(pred))
-	s := newTestState(t, first, second, before, repl1, repl2, other,
+	s := newTestState(t, first, second, before, repl1, repl2, other, soft, vm,
 		event(evictions.ReasonDescheduled, first, evictedAt, msg),
 		event(evictions.ReasonDescheduled, second, evictedAt.Add(500*time.Millisecond), evictions.EventMessage("LowNodeLoad", "accord", "hot", "")),
 		event(evictions.ReasonDescheduled, pod("unknown", "", "", now), evictedAt, "Evicted by someone else"),
 		event(evictions.ReasonEvictionHeld, before, evictedAt.Add(time.Second), evictions.HeldEventMessage("NodeCRDResourceFit", "accord", evictions.HeldWorkloadBudget,
 			"workload budget: Deployment demo/m (20 replicas) has 2 of 2 allowed by maxMigratingPerWorkload (default)")),
+		event(evictions.ReasonSoftEvicted, soft, evictedAt.Add(2*time.Second), evictions.SoftEvictedEventMessage("NodeCRDResourceFit", "moves", "cpu not enabled", "")),
+		event(evictions.ReasonEvictionInBackground, vm, evictedAt.Add(3*time.Second), evictions.InBackgroundEventMessage("NodeCRDResourceFit", "accord", "cpu not enabled")),
 	)
 	s.podGone(first)
 	s.podGone(second)
 	v := s.buildView(now)
 	score := int64(155)
 	want := []Eviction{
+		{Time: evictedAt.Add(3 * time.Second), Namespace: "demo", Pod: "vm-1", Node: "node-5", Plugin: "NodeCRDResourceFit", Profile: "accord",
+			Reason: "cpu not enabled", Mode: evictions.ModeInBackground},
+		{Time: evictedAt.Add(2 * time.Second), Namespace: "demo", Pod: "s-1", Node: "node-5", Plugin: "NodeCRDResourceFit", Profile: "moves",
+			Reason: "cpu not enabled", Mode: evictions.ModeSoftEvicted},
 		{Time: evictedAt.Add(time.Second), Namespace: "demo", Pod: "m-0", Node: "node-2", Plugin: "NodeCRDResourceFit", Profile: "accord", Held: "workload budget",
 			Reason: "workload budget: Deployment demo/m (20 replicas) has 2 of 2 allowed by maxMigratingPerWorkload (default)"},
 		{Time: evictedAt.Add(500 * time.Millisecond), Namespace: "demo", Pod: "m-2", Node: "node-5", Plugin: "LowNodeLoad", Profile: "accord", Reason: "hot",

@@ -121,7 +121,7 @@ function render(view) {
     values: [["pod", p.namespace + "/" + p.name], ["phase", p.phase || "Pending"], ["reason", p.reason || "not tried yet"]] }), "no pending pods");
   rows("evictions", view.evictions, (e) => ({ attrs: { "data-pod": e.namespace + "/" + e.pod, "data-plugin": e.plugin },
     values: [["time", new Date(e.time).toLocaleTimeString()], ["pod", e.namespace + "/" + e.pod], ["node", e.node], ["plugin", e.plugin + " (" + e.profile + ")"],
-      ["reason", e.held ? "held by " + e.held + ": " + e.reason : e.reason], ["predicted", e.predictedNode ? e.predictedNode + " (score " + e.score + ")" : ""],
+      ["reason", e.held ? "held by " + e.held + ": " + e.reason : e.mode ? e.mode + ": " + e.reason : e.reason], ["predicted", e.predictedNode ? e.predictedNode + " (score " + e.score + ")" : ""],
       ["replacement", e.replacement ? e.replacement + " → " + (e.replacementNode || "pending") : ""]] }), "no evictions yet");
 }
 

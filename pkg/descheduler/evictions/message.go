@@ -12,7 +12,30 @@ const maxEventNote = 1024
 // profile that evicted it, the plugin's reason and what the preEvictionFilter plugins add (extra, the
 // scheduler simulation's prediction), cut to an Event's 1 kB.
 func EventMessage(plugin, profile, reason, extra string) string {
-	msg := fmt.Sprintf("Evicted by the Accord descheduler, plugin %s (profile %s): %s", plugin, profile, reason)
+	return modeEventMessage("Evicted", plugin, profile, reason, extra)
+}
+
+// The modes of an eviction's Event note, as the console shows them ("" is an eviction).
+const (
+	ModeSoftEvicted  = "soft-evicted"
+	ModeInBackground = "in background"
+)
+
+// modeWords are the note's first words for each mode.
+var modeWords = map[string]string{"Evicted": "", "Soft-evicted": ModeSoftEvicted, "Evicted in background": ModeInBackground}
+
+// SoftEvictedEventMessage is the note of a SoftEvicted Event (EventMessage's form).
+func SoftEvictedEventMessage(plugin, profile, reason, extra string) string {
+	return modeEventMessage("Soft-evicted", plugin, profile, reason, extra)
+}
+
+// InBackgroundEventMessage is the note of an EvictionInBackground Event (EventMessage's form).
+func InBackgroundEventMessage(plugin, profile, reason string) string {
+	return modeEventMessage("Evicted in background", plugin, profile, reason, "")
+}
+
+func modeEventMessage(words, plugin, profile, reason, extra string) string {
+	msg := fmt.Sprintf("%s by the Accord descheduler, plugin %s (profile %s): %s", words, plugin, profile, reason)
 	if extra != "" {
 		msg += "; " + extra
 	}
@@ -24,21 +47,24 @@ func EventMessage(plugin, profile, reason, extra string) string {
 
 // EvictionNote is a Descheduled Event's note read back (ParseEventMessage).
 type EvictionNote struct {
+	// Mode is "" for an eviction, ModeSoftEvicted or ModeInBackground.
+	Mode    string
 	Plugin  string
 	Profile string
 	// Reason is the plugin's reason followed by what the preEvictionFilter plugins added, as written.
 	Reason string
 }
 
-var eventMessageRE = regexp.MustCompile(`^Evicted by the Accord descheduler, plugin (\S+) \(profile (.*?)\): (?s)(.*)$`)
+var eventMessageRE = regexp.MustCompile(`^(Evicted|Soft-evicted|Evicted in background) by the Accord descheduler, plugin (\S+) \(profile (.*?)\): (?s)(.*)$`)
 
-// ParseEventMessage reads a note written by EventMessage; ok is false for any other text.
+// ParseEventMessage reads a note written by EventMessage, SoftEvictedEventMessage or
+// InBackgroundEventMessage; ok is false for any other text.
 func ParseEventMessage(msg string) (EvictionNote, bool) {
 	m := eventMessageRE.FindStringSubmatch(msg)
 	if m == nil {
 		return EvictionNote{}, false
 	}
-	return EvictionNote{Plugin: m[1], Profile: m[2], Reason: m[3]}, true
+	return EvictionNote{Mode: modeWords[m[1]], Plugin: m[2], Profile: m[3], Reason: m[4]}, true
 }
 
 // HeldEventMessage is the note of an EvictionHeld Event: a pod the plugin nominated and held by its

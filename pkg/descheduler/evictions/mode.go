@@ -63,11 +63,7 @@ func (e *ProfileEvictor) evictDeferred(ctx context.Context, pod *corev1.Pod, opt
 	logger.Info("Soft-evicted pod", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName,
 		"reason", opts.Reason, "prediction", extra, "annotation", SoftEvictionAnnotation)
 	if e.Recorder != nil {
-		msg := SoftEventMessage(opts.PluginName, e.Profile, opts.Reason)
-		if extra != "" {
-			msg += "; " + extra
-		}
-		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonSoftEvicted, "Descheduling", "%s", msg)
+		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonSoftEvicted, "Descheduling", "%s", SoftEvictedEventMessage(opts.PluginName, e.Profile, opts.Reason, extra))
 	}
 	return true, nil
 }
@@ -122,8 +118,7 @@ func (e *ProfileEvictor) inBackground(ctx context.Context, pod *corev1.Pod, opts
 	logger.Info("Eviction in background", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName,
 		"reason", opts.Reason, "answer", err.Error())
 	if e.Recorder != nil {
-		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonEvictionInBackground, "Descheduling",
-			"Eviction by %s (profile %s) in background: %s; counted until the pod is gone", opts.PluginName, e.Profile, opts.Reason)
+		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonEvictionInBackground, "Descheduling", "%s", InBackgroundEventMessage(opts.PluginName, e.Profile, opts.Reason))
 	}
 	return true
 }

@@ -3,7 +3,6 @@ package evictions
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"time"
 
@@ -152,9 +151,4 @@ func (s *Soft) EndCycle(ctx context.Context, pods []*corev1.Pod, complete bool, 
 		cleared = append(cleared, p)
 	}
 	return cleared
-}
-
-// SoftEventMessage is the SoftEvicted Event's message.
-func SoftEventMessage(plugin, profile, reason string) string {
-	return fmt.Sprintf("Soft-evicted by %s (profile %s): %s; annotated %s for the pod's controller to move it", plugin, profile, reason, SoftEvictionAnnotation)
 }
