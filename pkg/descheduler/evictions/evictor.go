@@ -122,6 +122,13 @@ func (e *ProfileEvictor) CheckLimits(pod *corev1.Pod) error { return e.checkLimi
 // the plugin will not call Evict for it.
 func (e *ProfileEvictor) checkLimits(pod *corev1.Pod, plugin string) error {
 	e.Soft.Nominate(pod)
+	// A pod whose eviction is in progress is on its way out: the plugin counts it as evicted.
+	if err := e.inProgress(context.Background(), pod, framework.EvictOptions{PluginName: plugin}); err != nil {
+		if e.Observer != nil {
+			e.Observer(Record{Profile: e.Profile, Plugin: plugin, Pod: pod, Stage: StageEvict, Err: err})
+		}
+		return err
+	}
 	if err := e.windowClosed(); err != nil && !e.DryRun {
 		e.held(pod, plugin, err)
 		if e.Observer != nil {

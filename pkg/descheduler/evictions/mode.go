@@ -23,7 +23,7 @@ func (e *ProfileEvictor) inProgress(ctx context.Context, pod *corev1.Pod, opts f
 	}
 	klog.FromContext(ctx).V(3).Info("Pod's eviction already in progress; not evicting it again", "pod", klog.KObj(pod), "node", pod.Spec.NodeName,
 		"profile", e.Profile, "plugin", opts.PluginName, "kind", kind)
-	return fmt.Errorf("pod %s/%s: %w: its eviction is in progress (%s)", pod.Namespace, pod.Name, framework.ErrPodGone, kind)
+	return fmt.Errorf("pod %s/%s: %w: %w (%s)", pod.Namespace, pod.Name, framework.ErrPodGone, framework.ErrEvictionInProgress, kind)
 }
 
 // evictDeferred soft-evicts the pod when the profile is in evictionMode Soft (done is then true):

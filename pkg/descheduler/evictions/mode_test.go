@@ -243,3 +243,24 @@ func TestBudgetCountsInProgress(t *testing.T) {
 		t.Fatalf("budget with a soft-evicted pod: %v", err)
 	}
 }
+
+// TestClearOrphanSoftEvictions: annotations of a profile that is not Soft in the running policy
+// (renamed, removed, switched to Evict) or that cannot be read are removed; a Soft profile's stay.
+func TestClearOrphanSoftEvictions(t *testing.T) {
+	ctx := context.Background()
+	kept, gone, bad, plain := modePod(1, "n1"), modePod(2, "n1"), modePod(3, "n1"), modePod(4, "n1")
+	kept.Annotations = map[string]string{SoftEvictionAnnotation: `{"time":"2026-11-26T12:00:00Z","profile":"soft"}`}
+	gone.Annotations = map[string]string{SoftEvictionAnnotation: `{"time":"2026-11-26T12:00:00Z","profile":"old"}`}
+	bad.Annotations = map[string]string{SoftEvictionAnnotation: "yes"}
+	client := fake.NewClientset(kept, gone, bad, plain)
+	cleared := ClearOrphanSoftEvictions(ctx, client, []*corev1.Pod{kept, gone, bad, plain}, map[string]bool{"soft": true}, nil)
+	if len(cleared) != 2 || cleared[0].Name != "p2" || cleared[1].Name != "p3" {
+		t.Fatalf("cleared %v", cleared)
+	}
+	for name, want := range map[string]bool{"p1": true, "p2": false, "p3": false} {
+		p, _ := client.CoreV1().Pods("ns").Get(ctx, name, metav1.GetOptions{})
+		if _, has := p.Annotations[SoftEvictionAnnotation]; has != want {
+			t.Errorf("%s annotated: %v, want %v", name, has, want)
+		}
+	}
+}

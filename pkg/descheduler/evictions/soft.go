@@ -104,8 +104,13 @@ func (s *Soft) Annotate(ctx context.Context, p *corev1.Pod, plugin, reason strin
 	return s.patch(ctx, p, string(v))
 }
 
-// patch sets (value non-empty) or removes the annotation, with the pod's UID as a precondition.
 func (s *Soft) patch(ctx context.Context, p *corev1.Pod, value string) error {
+	return patchSoftEviction(ctx, s.Client, p, value)
+}
+
+// patchSoftEviction sets (value non-empty) or removes the annotation, with the pod's UID as a
+// precondition.
+func patchSoftEviction(ctx context.Context, client kubernetes.Interface, p *corev1.Pod, value string) error {
 	var val interface{}
 	if value != "" {
 		val = value
@@ -117,7 +122,7 @@ func (s *Soft) patch(ctx context.Context, p *corev1.Pod, value string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, body, metav1.PatchOptions{})
+	_, err = client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, body, metav1.PatchOptions{})
 	return err
 }
 
@@ -145,6 +150,37 @@ func (s *Soft) EndCycle(ctx context.Context, pods []*corev1.Pod, complete bool, 
 			continue
 		}
 		logger.Info("Pod no longer nominated; soft-eviction annotation removed", "pod", klog.KObj(p), "profile", s.Profile, "annotatedAt", se.Time)
+		if onCleared != nil {
+			onCleared(p)
+		}
+		cleared = append(cleared, p)
+	}
+	return cleared
+}
+
+// ClearOrphanSoftEvictions removes the soft-eviction annotation from the pods in pods whose
+// annotation cannot be read or names a profile that is not in evictionMode Soft in the running
+// policy (softProfiles): no plugin will nominate them again, and they would hold their caps for
+// ever. It returns the pods cleared.
+func ClearOrphanSoftEvictions(ctx context.Context, client kubernetes.Interface, pods []*corev1.Pod, softProfiles map[string]bool, onCleared func(*corev1.Pod)) []*corev1.Pod {
+	logger := klog.FromContext(ctx)
+	var cleared []*corev1.Pod
+	for _, p := range pods {
+		if !hasAnnotation(p, SoftEvictionAnnotation) || p.DeletionTimestamp != nil {
+			continue
+		}
+		se, ok := ParseSoftEviction(p)
+		if ok && softProfiles[se.Profile] {
+			continue
+		}
+		if err := patchSoftEviction(ctx, client, p, ""); err != nil {
+			if !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				logger.Error(err, "Removing an orphaned soft-eviction annotation", "pod", klog.KObj(p))
+			}
+			continue
+		}
+		logger.Info("Soft-eviction annotation of no Soft profile of this policy removed", "pod", klog.KObj(p), "profile", se.Profile,
+			"value", p.Annotations[SoftEvictionAnnotation])
 		if onCleared != nil {
 			onCleared(p)
 		}

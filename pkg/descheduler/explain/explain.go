@@ -29,6 +29,10 @@ const BlockedByWorkloadBudget = "workload budget"
 // BlockedByWindow is the BlockedBy of a pod a closed eviction window holds.
 const BlockedByWindow = "eviction window"
 
+// BlockedByInProgress is the BlockedBy of a pod whose eviction is already in progress (soft-evicted,
+// or evicted in background).
+const BlockedByInProgress = "eviction in progress"
+
 // Verdicts of an explain row.
 const (
 	VerdictEvict   = "evict"
@@ -106,6 +110,8 @@ func Run(ctx context.Context, cfg runner.Config) ([]Row, error) {
 				row.Verdict, row.BlockedBy, row.Message = VerdictBlocked, BlockedByWindow, r.Err.Error()
 			case framework.IsTotalLimit(r.Err) || framework.IsNodeLimit(r.Err) || framework.IsNamespaceLimit(r.Err):
 				row.Verdict, row.BlockedBy, row.Message = VerdictBlocked, "limit", r.Err.Error()
+			case framework.IsEvictionInProgress(r.Err):
+				row.Verdict, row.BlockedBy, row.Message = VerdictBlocked, BlockedByInProgress, r.Err.Error()
 			case framework.IsWorkloadBudget(r.Err):
 				row.Verdict, row.BlockedBy, row.Message = VerdictBlocked, BlockedByWorkloadBudget, r.Err.Error()
 			default:

@@ -73,6 +73,14 @@ var ErrPodGone = errors.New("pod already gone: not evicted")
 // IsPodGone reports whether err says the pod was already gone when its eviction was attempted.
 func IsPodGone(err error) bool { return errors.Is(err, ErrPodGone) }
 
+// ErrEvictionInProgress is returned (wrapped, with ErrPodGone) by Evictor.Evict for a pod whose
+// eviction is already in progress outside the Eviction API call (soft-evicted, or evicted in
+// background): it is not evicted again (see IsEvictionInProgress).
+var ErrEvictionInProgress = errors.New("eviction in progress")
+
+// IsEvictionInProgress reports whether err says the pod's eviction is already in progress.
+func IsEvictionInProgress(err error) bool { return errors.Is(err, ErrEvictionInProgress) }
+
 // ErrDryRun is returned by Evictor.Evict in dry-run mode: the pod passed the limits and would have
 // been evicted, but nothing was written.
 var ErrDryRun = errors.New("dry run: pod not evicted")

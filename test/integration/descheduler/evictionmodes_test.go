@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
+	"github.com/accord-sched/accord/pkg/descheduler/explain"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/test/harness"
@@ -102,6 +103,23 @@ func TestSoftEvictionAnnotatesAndEvictsNothing(t *testing.T) {
 	}
 	if v, _ := testutil.GetGaugeMetricValue(m.EvictionsInProgress.WithLabelValues(evictions.InProgressSoft)); v != 2 {
 		t.Errorf("evictions_in_progress{kind=soft} = %v, want 2", v)
+	}
+	// explain (a dry run, which writes nothing) shows the annotated pods as in progress.
+	rows, err := explain.Run(ctx, runner.Config{RestConfig: env.Config, PolicyConfigFile: disruptionPolicy(t, c.ns, "", "  evictionMode: Soft\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inProgress := 0
+	for _, r := range rows {
+		if r.BlockedBy == explain.BlockedByInProgress {
+			inProgress++
+		}
+	}
+	if inProgress != 2 {
+		t.Errorf("explain shows %d pods blocked by %q, want the 2 annotated: %+v", inProgress, explain.BlockedByInProgress, rows)
+	}
+	if a, _ := softAnnotated(t, c.ns, "soft"); len(a) != 2 {
+		t.Errorf("%d pods annotated after explain, want 2", len(a))
 	}
 	// The node fits again: no plugin nominates the pods, the annotations go.
 	if _, err := env.Accord.SchedulingV1alpha1().ClusterScopedResources().Patch(ctx, c.nodes[0], types.MergePatchType,

@@ -38,25 +38,36 @@ func (d *Descheduler) beginSoftCycles() []bool {
 }
 
 // endSoftCycles removes the soft-eviction annotation of the pods a Soft profile whose plugins all ran
-// to completion no longer nominated (see evictions.Soft), and sets the in-progress gauge.
+// to completion no longer nominated (see evictions.Soft), and of the pods annotated by no Soft
+// profile of this policy (evictions.ClearOrphanSoftEvictions), and sets the in-progress gauge.
 func (d *Descheduler) endSoftCycles(ctx context.Context, complete []bool) {
 	defer func() {
 		for kind, n := range d.limiter.InProgress().ByKind() {
 			d.metrics.EvictionsInProgress.WithLabelValues(kind).Set(float64(n))
 		}
 	}()
-	var pods []*corev1.Pod
+	// A dry run (explain) writes nothing.
+	if d.dryRun || d.client == nil {
+		return
+	}
+	pods, err := d.pods.List(labels.Everything())
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Listing pods for soft eviction's clean-up")
+		return
+	}
+	softProfiles := map[string]bool{}
+	for _, p := range d.profiles {
+		if p.evictor.Soft != nil {
+			softProfiles[p.Name] = true
+		}
+	}
+	if ctx.Err() == nil {
+		evictions.ClearOrphanSoftEvictions(ctx, d.client, pods, softProfiles, nil)
+	}
 	for i, p := range d.profiles {
 		s := p.evictor.Soft
 		if s == nil {
 			continue
-		}
-		if pods == nil {
-			var err error
-			if pods, err = d.pods.List(labels.Everything()); err != nil {
-				klog.FromContext(ctx).Error(err, "Listing pods for soft eviction's clean-up")
-				complete = make([]bool, len(complete))
-			}
 		}
 		rec := p.evictor.Recorder
 		s.EndCycle(ctx, pods, complete[i] && ctx.Err() == nil, func(pod *corev1.Pod) {

@@ -107,11 +107,14 @@ type Descheduler struct {
 	metrics  *metrics.Metrics
 	nodes    corelisters.NodeLister
 	pods     corelisters.PodLister
-	synced   []cache.InformerSynced
-	sources  *metricsProviders
-	tracer   trace.Tracer
-	gate     *cachegate.Gate
-	onStale  func(waitingFor []string)
+	// client and dryRun: soft eviction's clean-up writes with client, never in dry-run mode.
+	client  clientset.Interface
+	dryRun  bool
+	synced  []cache.InformerSynced
+	sources *metricsProviders
+	tracer  trace.Tracer
+	gate    *cachegate.Gate
+	onStale func(waitingFor []string)
 	// runPastTotalCap: Options.RunPastTotalCap.
 	runPastTotalCap bool
 }
@@ -139,6 +142,8 @@ func New(ctx context.Context, p *descheduler.DeschedulerPolicy, opts Options) (*
 		metrics:         opts.Metrics,
 		nodes:           nodeInformer.Lister(),
 		pods:            opts.InformerFactory.Core().V1().Pods().Lister(),
+		client:          opts.Client,
+		dryRun:          opts.DryRun,
 		synced:          []cache.InformerSynced{nodeInformer.Informer().HasSynced, opts.InformerFactory.Core().V1().Pods().Informer().HasSynced},
 		gate:            opts.CacheGate,
 		onStale:         opts.OnCachesStale,
