@@ -297,6 +297,9 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		d.GracePeriodSeconds = e.GracePeriodSeconds
 		opts.DeleteOptions = d
 	}
+	if opts.PredictedNode == "" {
+		opts.PredictedNode = e.predictedNode(pod)
+	}
 	start := time.Now()
 	if err := e.EvictPlugin.Evict(ctx, pod, opts); err != nil {
 		e.Limiter.Release(slot)
