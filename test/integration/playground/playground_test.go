@@ -163,7 +163,8 @@ func TestPlayground(t *testing.T) {
 		}
 		onNode2 := 0
 		for _, pod := range pods.Items {
-			if pod.Spec.NodeName == "node-5" {
+			// Evicted pods stay Terminating for their grace period (the node simulator honours it).
+			if pod.Spec.NodeName == "node-5" && pod.DeletionTimestamp == nil {
 				return false, nil
 			}
 			if pod.Spec.NodeName == "node-2" && pod.Status.Phase == corev1.PodRunning {
