@@ -1,7 +1,9 @@
 // Package reservation tests, on a real control plane (test/harness), what holding a predicted place
 // needs: the node simulator's honest termination (a deleted pod stays Terminating for its grace
-// period, and a StatefulSet recreates it only then), and Reservations placed and honoured by
-// accord-scheduler (run in-process, pkg/scheduler/server.RunInProcess) with the Reservation plugin.
+// period, and a StatefulSet recreates it only then), Reservations placed and honoured by
+// accord-scheduler (run in-process, pkg/scheduler/server.RunInProcess) with the Reservation plugin,
+// and accord-descheduler's ReservationFirst evict plugin (runner.Run in-process) against its direct
+// counterpart, EvictionAPI.
 package reservation
 
 import (
