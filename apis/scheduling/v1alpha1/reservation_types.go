@@ -81,8 +81,8 @@ type ReservationControllerOwner struct {
 	// +optional
 	Kind string `json:"kind,omitempty"`
 	// +optional
-	Name string `json:"name,omitempty"`
-	UID types.UID `json:"uid"`
+	Name string    `json:"name,omitempty"`
+	UID  types.UID `json:"uid"`
 }
 
 // ReservationPhase is where a Reservation is in its life.
