@@ -52,8 +52,13 @@ func NodeMetrics() CRD {
 	return CRD{GroupVersionResource: slov1alpha1.SchemeGroupVersion.WithResource("nodemetrics"), Kind: "NodeMetric"}
 }
 
+// Reservations is the CRD of Reservations (manifests/crds); the Reservation scheduler plugin needs it.
+func Reservations() CRD {
+	return CRD{GroupVersionResource: schedv1alpha1.SchemeGroupVersion.WithResource("reservations"), Kind: "Reservation"}
+}
+
 // All lists Accord's CRDs.
-func All() []CRD { return []CRD{ClusterScopedResources(), NodeMetrics()} }
+func All() []CRD { return []CRD{ClusterScopedResources(), NodeMetrics(), Reservations()} }
 
 // Availability tells which of Accord's CRDs the cluster serves.
 type Availability interface {

@@ -19,10 +19,11 @@ import (
 	"k8s.io/kubernetes/pkg/controller/disruption"
 	"k8s.io/kubernetes/pkg/controller/namespace"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
+	"k8s.io/kubernetes/pkg/controller/statefulset"
 )
 
-// startWorkloadControllers runs kube-controller-manager's Deployment, ReplicaSet, Namespace and
-// Disruption controllers in this process, so that evicted pods are recreated, deleted namespaces are
+// startWorkloadControllers runs kube-controller-manager's Deployment, ReplicaSet, StatefulSet,
+// Namespace and Disruption controllers in this process, so that evicted pods are recreated, deleted namespaces are
 // emptied and PodDisruptionBudgets have a status (without it the Eviction API refuses every eviction
 // a PDB covers) as in a real cluster. The returned function stops them and waits for them.
 func startWorkloadControllers(ctx context.Context, cfg *rest.Config) (func(), error) {
@@ -43,6 +44,10 @@ func startWorkloadControllers(ctx context.Context, cfg *rest.Config) (func(), er
 		cancel()
 		return nil, fmt.Errorf("creating the deployment controller: %w", err)
 	}
+	// A StatefulSet recreates a pod only once the old one is gone, which with the node simulator's
+	// honest termination is after its grace period.
+	ssc := statefulset.NewStatefulSetController(ctx, factory.Core().V1().Pods(), factory.Apps().V1().StatefulSets(),
+		factory.Core().V1().PersistentVolumeClaims(), factory.Apps().V1().ControllerRevisions(), client)
 	meta, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		cancel()
@@ -66,6 +71,7 @@ func startWorkloadControllers(ctx context.Context, cfg *rest.Config) (func(), er
 	wg.Go(func() { dis.Run(ctx) })
 	wg.Go(func() { rsc.Run(ctx, 2) })
 	wg.Go(func() { dc.Run(ctx, 2) })
+	wg.Go(func() { ssc.Run(ctx, 2) })
 	wg.Go(func() { nsc.Run(ctx, 2) })
 	return func() {
 		cancel()

@@ -11,12 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/accord-sched/accord/pkg/constraints"
 )
@@ -28,8 +30,10 @@ const SimulatedNodeLabel = "sim.accord.dev/managed"
 const SimulatedKubeletVersion = "v1.36.3-accord-sim"
 
 // NodeSimulator plays the kubelet for simulated nodes: it keeps them Ready, moves the pods bound to
-// them to Running, and finishes the deletion of their terminating pods (an evicted pod disappears as
-// soon as the eviction is granted, as with a kubelet whose containers stop at once).
+// them to Running, and finishes the deletion of their terminating pods once their grace period has
+// passed, as a kubelet does when containers use all of it: a deleted (or evicted) pod stays Terminating
+// for its deletion grace period (the pod's terminationGracePeriodSeconds, or the delete's
+// gracePeriodSeconds), counted, as a kubelet counts it, from when the simulator sees the deletion.
 type NodeSimulator struct {
 	client  kubernetes.Interface
 	factory informers.SharedInformerFactory
@@ -37,6 +41,10 @@ type NodeSimulator struct {
 	pods    corelisters.PodLister
 	queue   workqueue.TypedRateLimitingInterface[simKey]
 	wg      sync.WaitGroup
+
+	mu sync.Mutex
+	// terminating holds when the simulator first saw each terminating pod's deletion.
+	terminating map[types.UID]time.Time
 }
 
 type simKey struct {
@@ -57,10 +65,11 @@ type NodeSpec struct {
 func newNodeSimulator(client kubernetes.Interface) *NodeSimulator {
 	factory := informers.NewSharedInformerFactory(client, 0)
 	s := &NodeSimulator{
-		client:  client,
-		factory: factory,
-		nodes:   factory.Core().V1().Nodes().Lister(),
-		pods:    factory.Core().V1().Pods().Lister(),
+		client:      client,
+		factory:     factory,
+		nodes:       factory.Core().V1().Nodes().Lister(),
+		pods:        factory.Core().V1().Pods().Lister(),
+		terminating: map[types.UID]time.Time{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[simKey](),
 			workqueue.TypedRateLimitingQueueConfig[simKey]{Name: "accord-node-simulator"}),
@@ -88,7 +97,15 @@ func newNodeSimulator(client kubernetes.Interface) *NodeSimulator {
 		}
 	}
 	_, _ = factory.Core().V1().Nodes().Informer().AddEventHandler(nodeHandler)
-	_, _ = factory.Core().V1().Pods().Informer().AddEventHandler(enqueue("pod"))
+	podHandler := enqueue("pod")
+	podHandler.DeleteFunc = func(obj any) {
+		if m, err := metaOf(obj); err == nil {
+			s.mu.Lock()
+			delete(s.terminating, m.GetUID())
+			s.mu.Unlock()
+		}
+	}
+	_, _ = factory.Core().V1().Pods().Informer().AddEventHandler(podHandler)
 	return s
 }
 
@@ -132,14 +149,18 @@ func (s *NodeSimulator) processNext(ctx context.Context) bool {
 	}
 	defer s.queue.Done(key)
 	var err error
+	var after time.Duration
 	if key.kind == "node" {
 		err = s.syncNode(ctx, key.name)
 	} else {
-		err = s.syncPod(ctx, key.namespace, key.name)
+		after, err = s.syncPod(ctx, key.namespace, key.name)
 	}
 	switch {
 	case err == nil:
 		s.queue.Forget(key)
+		if after > 0 {
+			s.queue.AddAfter(key, after)
+		}
 	case ctx.Err() != nil:
 	default:
 		klog.FromContext(ctx).V(2).Info("Node simulator retrying", "kind", key.kind, "namespace", key.namespace, "name", key.name, "err", err)
@@ -165,44 +186,64 @@ func (s *NodeSimulator) syncNode(ctx context.Context, name string) error {
 	return ignoreGone(err)
 }
 
-func (s *NodeSimulator) syncPod(ctx context.Context, namespace, name string) error {
+// syncPod returns how long to wait before looking at the pod again: the rest of a terminating pod's
+// grace period.
+func (s *NodeSimulator) syncPod(ctx context.Context, namespace, name string) (time.Duration, error) {
 	pod, err := s.pods.Pods(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		return nil
+		return 0, nil
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if pod.Spec.NodeName == "" {
-		return nil
+		return 0, nil
 	}
 	node, err := s.nodes.Get(pod.Spec.NodeName)
 	if apierrors.IsNotFound(err) {
 		// The pod may have been bound to a node this simulator's cache has not seen yet: retry (the
 		// node's Add event also requeues its pods).
-		return fmt.Errorf("node %s of pod %s/%s is not in the cache yet", pod.Spec.NodeName, namespace, name)
+		return 0, fmt.Errorf("node %s of pod %s/%s is not in the cache yet", pod.Spec.NodeName, namespace, name)
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if node.Labels[SimulatedNodeLabel] != "true" {
-		return nil
+		return 0, nil
 	}
 	if pod.DeletionTimestamp != nil {
+		if rest := s.gracePeriodLeft(pod); rest > 0 {
+			klog.FromContext(ctx).V(4).Info("Node simulator waiting for the grace period of a terminating pod", "pod", klog.KObj(pod), "remaining", rest)
+			return rest, nil
+		}
 		uid := pod.UID
 		err := s.client.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{
 			GracePeriodSeconds: new(int64),
 			Preconditions:      &metav1.Preconditions{UID: &uid},
 		})
-		return ignoreGone(err)
+		return 0, ignoreGone(err)
 	}
 	if pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "" {
-		return nil
+		return 0, nil
 	}
 	pod = pod.DeepCopy()
 	markRunning(pod, time.Now())
 	_, err = s.client.CoreV1().Pods(namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
-	return ignoreGone(err)
+	return 0, ignoreGone(err)
+}
+
+// gracePeriodLeft is what remains of a terminating pod's grace period, counted from the first time
+// it is asked about the pod.
+func (s *NodeSimulator) gracePeriodLeft(pod *corev1.Pod) time.Duration {
+	grace := time.Duration(ptr.Deref(pod.DeletionGracePeriodSeconds, 0)) * time.Second
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen, ok := s.terminating[pod.UID]
+	if !ok {
+		seen = time.Now()
+		s.terminating[pod.UID] = seen
+	}
+	return time.Until(seen.Add(grace))
 }
 
 func ignoreGone(err error) error {

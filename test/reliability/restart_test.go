@@ -21,6 +21,7 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
@@ -149,7 +150,7 @@ func TestAPIServerRestart(t *testing.T) {
 			p := &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
 					OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: types.UID("rs-restart")}}},
-				Spec: corev1.PodSpec{SchedulerName: "accord-scheduler", Containers: []corev1.Container{{Name: "c", Image: "pause",
+				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0), SchedulerName: "accord-scheduler", Containers: []corev1.Container{{Name: "c", Image: "pause",
 					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}}}}},
 			}
 			if _, err := e.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {

@@ -312,6 +312,9 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		d.GracePeriodSeconds = e.GracePeriodSeconds
 		opts.DeleteOptions = d
 	}
+	if opts.PredictedNode == "" {
+		opts.PredictedNode = e.predictedNode(pod)
+	}
 	start := time.Now()
 	if done, err := e.evictDeferred(ctx, pod, opts, slot, bslot, extra); done {
 		return err

@@ -76,6 +76,9 @@ type EvictOptions struct {
 	// DeleteOptions are passed to the eviction; the policy's gracePeriodSeconds fills in
 	// GracePeriodSeconds when the plugin leaves it nil.
 	DeleteOptions *metav1.DeleteOptions
+	// PredictedNode is where a preEvictionFilter plugin that is a NodePredictor (SchedulerSimulation)
+	// predicted the pod's replacement; the evictor fills it in for the evict plugin ("" when none).
+	PredictedNode string
 }
 
 // Evictor is what a plugin evicts through: the profile's evictor plugins composed with its evict
@@ -206,6 +209,12 @@ type SyncedPlugin interface {
 // evictor calls PreEvictionFilterFor with that plugin's name instead of PreEvictionFilter.
 type NominatorAwareFilter interface {
 	PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool
+}
+
+// NodePredictor is implemented by an evictor plugin that predicts, for a pod it admitted in the
+// current cycle, the node its replacement will be placed on ("" when it has no prediction).
+type NodePredictor interface {
+	PredictedNode(pod *corev1.Pod) string
 }
 
 // EvictionMessager is implemented by an evictor plugin with something to add to an evicted pod's

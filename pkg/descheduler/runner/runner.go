@@ -248,7 +248,7 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 		recorder = broadcaster.NewRecorder("accord-descheduler")
 	}
 	d, err := fwruntime.New(ctx, p, fwruntime.Options{
-		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory,
+		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory, AccordClient: accord,
 		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: cfg.Observer, RunPastTotalCap: cfg.RunPastTotalCap,
 		EvictionsInBackground: cfg.EvictionsInBackground,
 		MetricsSources:        fwruntime.MetricsOptions{Client: metricsClient, Collector: cfg.MetricsCollector},

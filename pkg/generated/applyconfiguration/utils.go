@@ -38,6 +38,20 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &schedulingv1alpha1.ClusterScopedResourceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ClusterScopedResourceSpec"):
 		return &schedulingv1alpha1.ClusterScopedResourceSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Reservation"):
+		return &schedulingv1alpha1.ReservationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ReservationBoundPod"):
+		return &schedulingv1alpha1.ReservationBoundPodApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ReservationControllerOwner"):
+		return &schedulingv1alpha1.ReservationControllerOwnerApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ReservationOwner"):
+		return &schedulingv1alpha1.ReservationOwnerApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ReservationPodOwner"):
+		return &schedulingv1alpha1.ReservationPodOwnerApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ReservationSpec"):
+		return &schedulingv1alpha1.ReservationSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ReservationStatus"):
+		return &schedulingv1alpha1.ReservationStatusApplyConfiguration{}
 
 		// Group=slo.accord.dev, Version=v1alpha1
 	case slov1alpha1.SchemeGroupVersion.WithKind("NodeMetric"):

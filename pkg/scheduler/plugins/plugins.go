@@ -12,6 +12,7 @@ import (
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins/loadaware"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins/nodecrdresourcefit"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/reservation"
 )
 
 // Descriptor describes one scheduler plugin.
@@ -34,6 +35,7 @@ func Descriptors() []Descriptor {
 	return []Descriptor{
 		{Name: nodecrdresourcefit.Name, Factory: nodecrdresourcefit.NewFactory, Args: &config.NodeCRDResourceFitArgs{}},
 		{Name: loadaware.Name, Factory: loadaware.NewFactory, Args: &config.LoadAwareArgs{}},
+		{Name: reservation.Name, Factory: reservation.NewFactory},
 	}
 }
 

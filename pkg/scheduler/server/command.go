@@ -16,6 +16,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/term"
 	"k8s.io/component-base/version/verflag"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 
@@ -101,7 +102,12 @@ func runCommand(cmd *cobra.Command, o *options.Options, opts ...app.Option) erro
 // its custom-resource informers, trims its pods and nodes (trimCachedObjects), calls beforeRun
 // (nil: nothing) and runs it until ctx is done.
 func setupAndRun(ctx context.Context, o *options.Options, cache *crcache.Cache, beforeRun func(), opts ...app.Option) error {
-	cc, sched, err := app.Setup(ctx, o, append(PluginOptions(cache), opts...)...)
+	all := append(PluginOptions(cache), opts...)
+	cc, sched, err := app.Setup(ctx, o, all...)
+	if err != nil {
+		return err
+	}
+	placer, err := reservationPlacer(ctx, cc, sched, all)
 	if err != nil {
 		return err
 	}
@@ -114,7 +120,26 @@ func setupAndRun(ctx context.Context, o *options.Options, cache *crcache.Cache, 
 	if beforeRun != nil {
 		beforeRun()
 	}
-	return app.Run(ctx, cc, sched)
+	if placer == nil {
+		return app.Run(ctx, cc, sched)
+	}
+	// The placer stops with the scheduler.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	placerDone := make(chan error, 1)
+	go func() {
+		perr := placer.Run(ctx)
+		if perr != nil {
+			klog.FromContext(ctx).Error(perr, "The reservation placer stopped; Pending reservations are not placed")
+		}
+		placerDone <- perr
+	}()
+	err = app.Run(ctx, cc, sched)
+	cancel()
+	if perr := <-placerDone; perr != nil && err == nil {
+		err = perr
+	}
+	return err
 }
 
 // trimCachedObjects gives kube-scheduler's pod informer component.PodSharer's transform (pods of one

@@ -62,7 +62,7 @@ func newFixture(t *testing.T, nodes, victimsPerNode, othersPerNode int) *fixture
 			pod := &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%d-%d", i, j), Namespace: f.ns,
 					Labels: map[string]string{VictimLabel: fmt.Sprint(victim), "app": "web"}},
-				Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "pause"}}},
+				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0), NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "pause"}}},
 			}
 			created, err := env.Client.CoreV1().Pods(f.ns).Create(ctx, pod, metav1.CreateOptions{})
 			if err != nil {

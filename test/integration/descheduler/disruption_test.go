@@ -133,7 +133,7 @@ func (c *disruptionCluster) deploymentAnnotated(t *testing.T, name string, repli
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause",
+				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0), Containers: []corev1.Container{{Name: "c", Image: "pause",
 					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m")}}}}},
 			},
 		},

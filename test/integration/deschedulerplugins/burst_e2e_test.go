@@ -123,7 +123,7 @@ func burst(t *testing.T, estimate, oneDeployment bool) burstResult {
 		labels := map[string]string{"app": name, "burst": "yes"}
 		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns}, Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0),
 				SchedulerName: "accord-scheduler",
 				NodeSelector:  map[string]string{nsLabel: c.ns},
 				Containers: []corev1.Container{{Name: "c", Image: "pause", Resources: corev1.ResourceRequirements{

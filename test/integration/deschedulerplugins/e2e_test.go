@@ -180,7 +180,7 @@ func TestEndToEndNodeCRDResourceFit(t *testing.T) {
 	labels := map[string]string{"app": "e2e"}
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: c.ns}, Spec: appsv1.DeploymentSpec{
 		Replicas: ptr.To[int32](6), Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0),
 			SchedulerName: "accord-scheduler",
 			// Only this test's nodes.
 			NodeSelector: map[string]string{nsLabel: c.ns},
@@ -297,7 +297,7 @@ func TestEndToEndLowNodeLoad(t *testing.T) {
 	labels := map[string]string{"app": "load"}
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "load", Namespace: c.ns}, Spec: appsv1.DeploymentSpec{
 		Replicas: ptr.To[int32](6), Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "load", "tier": "stateless"}}, Spec: corev1.PodSpec{
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "load", "tier": "stateless"}}, Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0),
 			SchedulerName: "accord-scheduler",
 			NodeSelector:  map[string]string{nsLabel: c.ns},
 			Containers: []corev1.Container{{Name: "c", Image: "pause", Resources: corev1.ResourceRequirements{

@@ -33,7 +33,7 @@ func TestEndToEndEstimateNoOverEviction(t *testing.T) {
 	labels := map[string]string{"app": "est"}
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "est", Namespace: c.ns}, Spec: appsv1.DeploymentSpec{
 		Replicas: ptr.To[int32](5), Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0),
 			SchedulerName: "accord-scheduler",
 			NodeSelector:  map[string]string{nsLabel: c.ns},
 			Containers: []corev1.Container{{Name: "c", Image: "pause", Resources: corev1.ResourceRequirements{

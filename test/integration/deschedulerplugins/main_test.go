@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/test/harness"
@@ -81,7 +82,7 @@ func (c *cluster) pod(name, node string, mutate ...func(*corev1.Pod)) *corev1.Po
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns, Labels: map[string]string{"app": "web"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: types.UID("rs-" + c.ns)}}},
-		Spec: corev1.PodSpec{NodeName: c.node(node), Containers: []corev1.Container{{Name: "c", Image: "pause"}}},
+		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0), NodeName: c.node(node), Containers: []corev1.Container{{Name: "c", Image: "pause"}}},
 	}
 	for _, m := range mutate {
 		m(p)

@@ -34,7 +34,7 @@ func TestEndToEndMetricsReporter(t *testing.T) {
 	labels := map[string]string{"app": "reported", "tier": "stateless"}
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "reported", Namespace: c.ns}, Spec: appsv1.DeploymentSpec{
 		Replicas: ptr.To[int32](4), Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0),
 			SchedulerName: "accord-scheduler",
 			NodeSelector:  map[string]string{nsLabel: c.ns},
 			Containers: []corev1.Container{{Name: "c", Image: "pause", Resources: corev1.ResourceRequirements{
@@ -125,7 +125,7 @@ profiles:
 	mu.Unlock()
 	waitCPU(hot, "3400m")
 	// A pod that may only run on hot is not placed there.
-	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: c.ns}, Spec: corev1.PodSpec{
+	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: c.ns}, Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0),
 		SchedulerName: "accord-scheduler",
 		Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{

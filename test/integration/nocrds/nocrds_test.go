@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/accord-sched/accord/test/harness"
 )
@@ -85,7 +86,7 @@ func TestStandardPolicyRunsWithoutCRDs(t *testing.T) {
 	}
 	pod, err := env.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "victim"},
-		Spec:       corev1.PodSpec{NodeName: tainted, Containers: []corev1.Container{{Name: "c", Image: "pause"}}},
+		Spec:       corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0), NodeName: tainted, Containers: []corev1.Container{{Name: "c", Image: "pause"}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +224,7 @@ func TestSchedulerWithoutCRDs(t *testing.T) {
 		harness.StartBinary(t, ctx, bin, "--kubeconfig="+kubeconfig, "--leader-elect=false", "--secure-port=0")
 		pod, err := env.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "p"},
-			Spec: corev1.PodSpec{NodeSelector: map[string]string{corev1.LabelHostname: node},
+			Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0), NodeSelector: map[string]string{corev1.LabelHostname: node},
 				Containers: []corev1.Container{{Name: "c", Image: "pause"}}},
 		}, metav1.CreateOptions{})
 		if err != nil {

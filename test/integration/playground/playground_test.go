@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 
 	"github.com/accord-sched/accord/pkg/metricsreporter"
 	"github.com/accord-sched/accord/pkg/playground"
@@ -162,7 +163,8 @@ func TestPlayground(t *testing.T) {
 		}
 		onNode2 := 0
 		for _, pod := range pods.Items {
-			if pod.Spec.NodeName == "node-5" {
+			// Evicted pods stay Terminating for their grace period (the node simulator honours it).
+			if pod.Spec.NodeName == "node-5" && pod.DeletionTimestamp == nil {
 				return false, nil
 			}
 			if pod.Spec.NodeName == "node-2" && pod.Status.Phase == corev1.PodRunning {
@@ -187,7 +189,7 @@ func TestPlayground(t *testing.T) {
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
+				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0),
 					// No scheduler serves this name: the test binds the pods itself.
 					SchedulerName: "bound-by-hand",
 					Containers:    []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},

@@ -17,6 +17,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatingnodeaffinity"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatingnodetaints"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodsviolatingtopologyspreadconstraint"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/reservationfirst"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
 )
 
@@ -38,6 +39,7 @@ func NewInTreeRegistry() framework.Registry {
 		removepodsviolatinginterpodantiaffinity.Name:     removepodsviolatinginterpodantiaffinity.New,
 		removepodsviolatingtopologyspreadconstraint.Name: removepodsviolatingtopologyspreadconstraint.New,
 		schedulersimulation.Name:                         schedulersimulation.New,
+		reservationfirst.Name:                            reservationfirst.New,
 	}
 }
 

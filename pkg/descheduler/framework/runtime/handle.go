@@ -13,6 +13,7 @@ import (
 	"github.com/accord-sched/accord/apis/config"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 )
 
@@ -70,6 +71,8 @@ type handle struct {
 	crds crdcheck.Availability
 	// crPolicy is the profile's missingCRPolicy ("" when no plugin sets one).
 	crPolicy config.MissingCRPolicy
+	// accordClient writes Accord's CRs; nil when the descheduler was given none.
+	accordClient accordclient.Interface
 }
 
 var (
@@ -77,6 +80,9 @@ var (
 	_ framework.CRDAvailability = &handle{}
 	_ framework.CRPolicySource  = &handle{}
 )
+
+// AccordClient is the client of Accord's CRs (see framework.AccordClientOf).
+func (h *handle) AccordClient() accordclient.Interface { return h.accordClient }
 
 // MissingCRPolicy is the profile's missingCRPolicy (see framework.MissingCRPolicyOf).
 func (h *handle) MissingCRPolicy() config.MissingCRPolicy { return h.crPolicy }

@@ -37,6 +37,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/policy"
+	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 )
 
@@ -45,6 +46,9 @@ type Options struct {
 	Client                clientset.Interface
 	InformerFactory       informers.SharedInformerFactory
 	AccordInformerFactory accordinformers.SharedInformerFactory
+	// AccordClient writes Accord's CRs (the ReservationFirst evict plugin's Reservations); plugins
+	// reach it through framework.AccordClientOf. Nil: no plugin can write them.
+	AccordClient accordclient.Interface
 	// EventRecorder records Events on evicted pods; nil records none.
 	EventRecorder events.EventRecorder
 	Registry      framework.Registry
@@ -219,7 +223,8 @@ func (d *Descheduler) buildProfile(ctx context.Context, i int, p *descheduler.De
 		return nil, nil, err
 	}
 	h := &handle{profile: cfg.Name, client: opts.Client, factory: opts.InformerFactory, accord: opts.AccordInformerFactory,
-		evictor: ev, pods: pods, recorder: opts.EventRecorder, nodes: sel, metrics: d.sources, crds: opts.CRDs, crPolicy: crPolicy}
+		evictor: ev, pods: pods, recorder: opts.EventRecorder, nodes: sel, metrics: d.sources, crds: opts.CRDs, crPolicy: crPolicy,
+		accordClient: opts.AccordClient}
 	prof := &Profile{Name: cfg.Name, nodeSelector: sel, evictor: ev, handle: h}
 
 	built := map[string]framework.Plugin{}

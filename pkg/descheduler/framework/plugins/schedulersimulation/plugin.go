@@ -412,6 +412,15 @@ func (p *Plugin) Decision(pod *corev1.Pod) (Decision, bool) {
 	return d, ok
 }
 
+// PredictedNode returns the node predicted for the replacement of a pod admitted in this cycle
+// ("" when the pod was not admitted, or was admitted without a prediction).
+func (p *Plugin) PredictedNode(pod *corev1.Pod) string {
+	if d, ok := p.Decision(pod); ok && d.Verdict == VerdictEvict && d.Prediction.Moves() {
+		return d.Prediction.Node
+	}
+	return ""
+}
+
 // EvictionMessage returns the prediction of an admitted pod for its eviction Event ("" when the
 // pod was not admitted in this cycle). The evictor is meant to append it to the Event's message.
 func (p *Plugin) EvictionMessage(pod *corev1.Pod) string {

@@ -21,3 +21,11 @@ package v1alpha1
 // ClusterScopedResourceListerExpansion allows custom methods to be added to
 // ClusterScopedResourceLister.
 type ClusterScopedResourceListerExpansion interface{}
+
+// ReservationListerExpansion allows custom methods to be added to
+// ReservationLister.
+type ReservationListerExpansion interface{}
+
+// ReservationNamespaceListerExpansion allows custom methods to be added to
+// ReservationNamespaceLister.
+type ReservationNamespaceListerExpansion interface{}

@@ -26,6 +26,8 @@ import (
 type Interface interface {
 	// ClusterScopedResources returns a ClusterScopedResourceInformer.
 	ClusterScopedResources() ClusterScopedResourceInformer
+	// Reservations returns a ReservationInformer.
+	Reservations() ReservationInformer
 }
 
 type version struct {
@@ -42,4 +44,9 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // ClusterScopedResources returns a ClusterScopedResourceInformer.
 func (v *version) ClusterScopedResources() ClusterScopedResourceInformer {
 	return &clusterScopedResourceInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
+}
+
+// Reservations returns a ReservationInformer.
+func (v *version) Reservations() ReservationInformer {
+	return &reservationInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

@@ -29,6 +29,7 @@ import (
 type SchedulingV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	ClusterScopedResourcesGetter
+	ReservationsGetter
 }
 
 // SchedulingV1alpha1Client is used to interact with features provided by the scheduling.accord.dev group.
@@ -38,6 +39,10 @@ type SchedulingV1alpha1Client struct {
 
 func (c *SchedulingV1alpha1Client) ClusterScopedResources() ClusterScopedResourceInterface {
 	return newClusterScopedResources(c)
+}
+
+func (c *SchedulingV1alpha1Client) Reservations(namespace string) ReservationInterface {
+	return newReservations(c, namespace)
 }
 
 // NewForConfig creates a new SchedulingV1alpha1Client for the given config.

@@ -32,6 +32,10 @@ func (c *FakeSchedulingV1alpha1) ClusterScopedResources() v1alpha1.ClusterScoped
 	return newFakeClusterScopedResources(c)
 }
 
+func (c *FakeSchedulingV1alpha1) Reservations(namespace string) v1alpha1.ReservationInterface {
+	return newFakeReservations(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeSchedulingV1alpha1) RESTClient() rest.Interface {

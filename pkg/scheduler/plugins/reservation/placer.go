@@ -1,0 +1,459 @@
+package reservation
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
+	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
+	"k8s.io/utils/clock"
+
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/component"
+	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
+	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+	schedlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
+)
+
+// SyncTimeout bounds the Placer's wait for its informers before it places anything.
+const SyncTimeout = time.Minute
+
+// Reasons of a reservation's status.
+const (
+	ReasonPlaced        = "Placed"
+	ReasonUnschedulable = "Unschedulable"
+	ReasonNoProfile     = "NoProfile"
+	ReasonUnsupported   = "Unsupported"
+	ReasonConsumed      = "Consumed"
+	ReasonTTLExpired    = "TTLExpired"
+)
+
+// PlacerConfig is what a Placer is built from: accord-scheduler's profiles, plugin registry,
+// clients and informer factory.
+type PlacerConfig struct {
+	// Profiles are the scheduler profiles that enable the Reservation plugin; a reservation whose
+	// template names another schedulerName fails with reason NoProfile.
+	Profiles []schedconfig.KubeSchedulerProfile
+	// ComponentConfigVersion is the scheduler configuration's apiVersion.
+	ComponentConfigVersion string
+	// Registry is the scheduler's plugin registry (in-tree and out-of-tree).
+	Registry        frameworkruntime.Registry
+	Client          clientset.Interface
+	KubeConfig      *rest.Config
+	InformerFactory informers.SharedInformerFactory
+	// Clock defaults to the real clock.
+	Clock clock.Clock
+}
+
+// Placer places Pending reservations with the scheduler profile their template names, run over a
+// snapshot of the cluster taken for each placement, and moves placed ones on to Bound or Expired.
+// Placements are serialized (one worker). Build it (NewPlacer) before the scheduler's informer
+// factory starts; Run it beside the scheduler.
+type Placer struct {
+	accord     accordclient.Interface
+	factory    accordinformers.SharedInformerFactory
+	lister     schedlisters.ReservationLister
+	synced     []cache.InformerSynced
+	pods       corelisters.PodLister
+	nodes      corelisters.NodeLister
+	frameworks map[string]framework.Framework
+	snapshot   *snapshotHolder
+	queue      workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	clock      clock.Clock
+}
+
+// snapshotHolder is the SharedLister the Placer's frameworks read: the snapshot of the placement
+// under way.
+type snapshotHolder struct {
+	mu sync.Mutex
+	s  *internalcache.Snapshot
+}
+
+func (h *snapshotHolder) set(s *internalcache.Snapshot) {
+	h.mu.Lock()
+	h.s = s
+	h.mu.Unlock()
+}
+
+func (h *snapshotHolder) get() *internalcache.Snapshot {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.s
+}
+
+func (h *snapshotHolder) NodeInfos() fwk.NodeInfoLister       { return h.get().NodeInfos() }
+func (h *snapshotHolder) StorageInfos() fwk.StorageInfoLister { return h.get().StorageInfos() }
+func (h *snapshotHolder) PodGroupStates() fwk.PodGroupStateLister {
+	return h.get().PodGroupStates()
+}
+
+// NewPlacer builds the Placer's frameworks (one per profile) and registers its informers.
+func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
+	jsonCfg := rest.CopyConfig(cfg.KubeConfig)
+	jsonCfg.ContentType, jsonCfg.AcceptContentTypes = "application/json", "application/json"
+	jsonCfg.UserAgent = "accord-scheduler-reservation-placer"
+	accord, err := accordclient.NewForConfig(jsonCfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the Accord client of the reservation placer: %w", err)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	factory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(component.StripManagedFields))
+	rsv := factory.Scheduling().V1alpha1().Reservations()
+	p := &Placer{
+		accord:     accord,
+		factory:    factory,
+		lister:     rsv.Lister(),
+		pods:       cfg.InformerFactory.Core().V1().Pods().Lister(),
+		nodes:      cfg.InformerFactory.Core().V1().Nodes().Lister(),
+		frameworks: map[string]framework.Framework{},
+		snapshot:   &snapshotHolder{s: internalcache.NewEmptySnapshot()},
+		clock:      cfg.Clock,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "accord-reservation-placer"}),
+	}
+	csi := nodevolumelimits.NewCSIManager(cfg.InformerFactory.Storage().V1().CSINodes().Lister())
+	dra, err := draManager(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for i := range cfg.Profiles {
+		prof := &cfg.Profiles[i]
+		fw, err := frameworkruntime.NewFramework(ctx, cfg.Registry, prof,
+			frameworkruntime.WithComponentConfigVersion(cfg.ComponentConfigVersion),
+			frameworkruntime.WithClientSet(cfg.Client),
+			frameworkruntime.WithKubeConfig(cfg.KubeConfig),
+			frameworkruntime.WithInformerFactory(cfg.InformerFactory),
+			frameworkruntime.WithSharedCSIManager(csi),
+			frameworkruntime.WithSharedDRAManager(dra),
+			frameworkruntime.WithSnapshotSharedLister(p.snapshot),
+			frameworkruntime.WithLogger(klog.FromContext(ctx).WithValues("reservationProfile", prof.SchedulerName)),
+		)
+		if err != nil {
+			return nil, fmt.Errorf("building the reservation placer's framework of profile %q: %w", prof.SchedulerName, err)
+		}
+		p.frameworks[prof.SchedulerName] = fw
+	}
+	podInf := cfg.InformerFactory.Core().V1().Pods().Informer()
+	nodeInf := cfg.InformerFactory.Core().V1().Nodes().Informer()
+	if _, err := rsv.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    p.enqueue,
+		UpdateFunc: func(_, obj any) { p.enqueue(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	// An assigned pod may consume an Available reservation in its namespace.
+	if _, err := podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    p.podChanged,
+		UpdateFunc: func(_, obj any) { p.podChanged(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	p.synced = []cache.InformerSynced{rsv.Informer().HasSynced, podInf.HasSynced, nodeInf.HasSynced}
+	return p, nil
+}
+
+// draManager builds the DRA manager kube-scheduler hands its profiles (when DynamicResourceAllocation
+// is on) over the scheduler's informer factory, as pkg/scheduler.New builds it: the DynamicResources
+// plugin reads it in PreFilter, also for pods without claims (extended resources backed by devices).
+func draManager(ctx context.Context, cfg PlacerConfig) (fwk.SharedDRAManager, error) {
+	if !feature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
+		return nil, nil
+	}
+	factory := cfg.InformerFactory
+	claims := assumecache.NewAssumeCache(klog.FromContext(ctx), factory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
+	opts := resourceslicetracker.Options{
+		EnableDeviceTaintRules:   feature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules),
+		EnableConsumableCapacity: feature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
+		SliceInformer:            factory.Resource().V1().ResourceSlices(),
+		KubeClient:               cfg.Client,
+	}
+	if opts.EnableDeviceTaintRules {
+		opts.TaintInformer = factory.Resource().V1beta2().DeviceTaintRules()
+		opts.ClassInformer = factory.Resource().V1().DeviceClasses()
+	}
+	tracker, err := resourceslicetracker.StartTracker(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("starting the reservation placer's ResourceSlice tracker: %w", err)
+	}
+	return dynamicresources.NewDRAManager(ctx, claims, tracker, factory), nil
+}
+
+func (p *Placer) enqueue(obj any) {
+	if r, ok := obj.(*schedv1alpha1.Reservation); ok {
+		p.queue.Add(cache.MetaObjectToName(r))
+	}
+}
+
+func (p *Placer) podChanged(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil {
+		return
+	}
+	rs, err := p.lister.Reservations(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, r := range rs {
+		if r.Status.Phase == schedv1alpha1.ReservationAvailable && r.Status.NodeName == pod.Spec.NodeName && Matches(r, pod) {
+			p.queue.Add(cache.MetaObjectToName(r))
+		}
+	}
+}
+
+// Run starts the Placer's informers, waits (at most SyncTimeout) for them and for the scheduler's,
+// and places reservations until ctx is done.
+func (p *Placer) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx).WithName("reservation-placer")
+	ctx = klog.NewContext(ctx, logger)
+	defer p.queue.ShutDown()
+	p.factory.Start(ctx.Done())
+	defer p.factory.Shutdown()
+	logger.Info("Waiting for the Reservation, Pod and Node informers before placing reservations", "timeout", SyncTimeout)
+	syncCtx, cancel := context.WithTimeout(ctx, SyncTimeout)
+	defer cancel()
+	if !cache.WaitForCacheSync(syncCtx.Done(), p.synced...) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("reservation placer: informers did not sync within %s (may the scheduler list and watch reservations?)", SyncTimeout)
+	}
+	go func() {
+		<-ctx.Done()
+		p.queue.ShutDown()
+	}()
+	for p.processNext(ctx) {
+	}
+	return nil
+}
+
+func (p *Placer) processNext(ctx context.Context) bool {
+	key, quit := p.queue.Get()
+	if quit {
+		return false
+	}
+	defer p.queue.Done(key)
+	after, err := p.sync(ctx, key)
+	switch {
+	case err == nil:
+		p.queue.Forget(key)
+		if after > 0 {
+			p.queue.AddAfter(key, after)
+		}
+	case ctx.Err() != nil:
+	default:
+		klog.FromContext(ctx).Info("Retrying reservation", "reservation", key, "err", err)
+		p.queue.AddRateLimited(key)
+	}
+	return true
+}
+
+// sync moves one reservation on, and returns when to look at it again (its expiry).
+func (p *Placer) sync(ctx context.Context, key cache.ObjectName) (time.Duration, error) {
+	r, err := p.lister.Reservations(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	now := p.clock.Now()
+	expire := ExpireTime(r)
+	switch r.Status.Phase {
+	case "", schedv1alpha1.ReservationPending:
+		if !now.Before(expire) {
+			return 0, p.setStatus(ctx, r, schedv1alpha1.ReservationExpired, ReasonTTLExpired, "expired before it could be placed", "", nil)
+		}
+		return time.Until(expire), p.place(ctx, r)
+	case schedv1alpha1.ReservationAvailable:
+		if pod := p.consumer(r); pod != nil {
+			return 0, p.setStatus(ctx, r, schedv1alpha1.ReservationBound, ReasonConsumed,
+				fmt.Sprintf("pod %s was placed on %s", pod.Name, r.Status.NodeName), r.Status.NodeName,
+				&schedv1alpha1.ReservationBoundPod{Name: pod.Name, UID: pod.UID})
+		}
+		if !now.Before(expire) {
+			return 0, p.setStatus(ctx, r, schedv1alpha1.ReservationExpired, ReasonTTLExpired,
+				fmt.Sprintf("no owner pod was placed on %s within the TTL (%s)", r.Status.NodeName, TTL(r)), r.Status.NodeName, nil)
+		}
+		return expire.Sub(now), nil
+	}
+	return 0, nil
+}
+
+// consumer is an assigned, running owner pod on r's node, if any.
+func (p *Placer) consumer(r *schedv1alpha1.Reservation) *corev1.Pod {
+	pods, err := p.pods.Pods(r.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	for _, pod := range pods {
+		if pod.Spec.NodeName == r.Status.NodeName && pod.DeletionTimestamp == nil && Matches(r, pod) {
+			return pod
+		}
+	}
+	return nil
+}
+
+// place runs the profile's PreFilter, Filter, PreScore and Score for the reservation's pod over a
+// fresh snapshot and makes the reservation Available on the best node, or Failed.
+func (p *Placer) place(ctx context.Context, r *schedv1alpha1.Reservation) error {
+	logger := klog.FromContext(ctx)
+	pod := PodOf(r)
+	fw := p.frameworks[pod.Spec.SchedulerName]
+	if fw == nil {
+		return p.setStatus(ctx, r, schedv1alpha1.ReservationFailed, ReasonNoProfile,
+			fmt.Sprintf("no scheduler profile %q with the %s plugin enabled", pod.Spec.SchedulerName, Name), "", nil)
+	}
+	if len(pod.Spec.ResourceClaims) > 0 {
+		return p.setStatus(ctx, r, schedv1alpha1.ReservationFailed, ReasonUnsupported,
+			"templates with resourceClaims are not supported", "", nil)
+	}
+	snap, err := p.takeSnapshot()
+	if err != nil {
+		return err
+	}
+	p.snapshot.set(snap)
+	node, msg, err := placeWith(ctx, fw, snap, pod)
+	if err != nil {
+		return err
+	}
+	if node == "" {
+		logger.Info("Reservation cannot be placed", "reservation", klog.KObj(r), "reason", msg)
+		return p.setStatus(ctx, r, schedv1alpha1.ReservationFailed, ReasonUnschedulable, msg, "", nil)
+	}
+	logger.Info("Reservation placed", "reservation", klog.KObj(r), "node", node)
+	return p.setStatus(ctx, r, schedv1alpha1.ReservationAvailable, ReasonPlaced, msg, node, nil)
+}
+
+func (p *Placer) takeSnapshot() (*internalcache.Snapshot, error) {
+	nodes, err := p.nodes.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	all, err := p.pods.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	pods := make([]*corev1.Pod, 0, len(all))
+	for _, pod := range all {
+		if pod.Spec.NodeName != "" && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+			pods = append(pods, pod)
+		}
+	}
+	return internalcache.NewSnapshot(pods, nodes), nil
+}
+
+// placeWith returns the node fw would pick for pod in snap, or "" and the scheduler's "0/N nodes
+// are available" message.
+func placeWith(ctx context.Context, fw framework.Framework, snap *internalcache.Snapshot, pod *corev1.Pod) (string, string, error) {
+	listed, err := snap.NodeInfos().List()
+	if err != nil {
+		return "", "", err
+	}
+	// A snapshot built from pods has entries for the nodes of pods whose Node is gone.
+	all := make([]fwk.NodeInfo, 0, len(listed))
+	for _, ni := range listed {
+		if ni.Node() != nil {
+			all = append(all, ni)
+		}
+	}
+	state := framework.NewCycleState()
+	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
+	fitErr := func() string {
+		return (&framework.FitError{Pod: pod, NumAllNodes: len(all), Diagnosis: diagnosis}).Error()
+	}
+	preRes, st, unschedulable := fw.RunPreFilterPlugins(ctx, state, pod)
+	diagnosis.UnschedulablePlugins = unschedulable
+	if !st.IsSuccess() {
+		if !st.IsRejected() {
+			return "", "", fmt.Errorf("PreFilter: %w", st.AsError())
+		}
+		diagnosis.NodeToStatus.SetAbsentNodesStatus(st)
+		diagnosis.PreFilterMsg = st.Message()
+		diagnosis.AddPluginStatus(st)
+		return "", fitErr(), nil
+	}
+	nodes := all
+	if !preRes.AllNodes() {
+		nodes = nil
+		for _, ni := range all {
+			if preRes.NodeNames.Has(ni.Node().Name) {
+				nodes = append(nodes, ni)
+			}
+		}
+		diagnosis.NodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
+			fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unschedulable))))
+	}
+	var feasible []fwk.NodeInfo
+	for _, ni := range nodes {
+		st := fw.RunFilterPlugins(ctx, state, pod, ni)
+		switch {
+		case st.IsSuccess():
+			feasible = append(feasible, ni)
+		case st.Code() == fwk.Error:
+			return "", "", fmt.Errorf("Filter: %w", st.AsError())
+		default:
+			diagnosis.NodeToStatus.Set(ni.Node().Name, st)
+			diagnosis.AddPluginStatus(st)
+		}
+	}
+	if len(feasible) == 0 {
+		return "", fitErr(), nil
+	}
+	best, bestScore := feasible[0].Node().Name, int64(0)
+	if fw.HasScorePlugins() {
+		if st := fw.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
+			return "", "", fmt.Errorf("PreScore: %w", st.AsError())
+		}
+		scores, st := fw.RunScorePlugins(ctx, state, pod, feasible)
+		if !st.IsSuccess() {
+			return "", "", fmt.Errorf("Score: %w", st.AsError())
+		}
+		best, bestScore = scores[0].Name, scores[0].TotalScore
+		for _, s := range scores[1:] {
+			if s.TotalScore > bestScore || (s.TotalScore == bestScore && s.Name < best) {
+				best, bestScore = s.Name, s.TotalScore
+			}
+		}
+	}
+	return best, fmt.Sprintf("placed on %s (score %d, %d of %d nodes feasible)", best, bestScore, len(feasible), len(all)), nil
+}
+
+func (p *Placer) setStatus(ctx context.Context, r *schedv1alpha1.Reservation, phase schedv1alpha1.ReservationPhase, reason, msg, node string, bound *schedv1alpha1.ReservationBoundPod) error {
+	r = r.DeepCopy()
+	exp := metav1.NewTime(ExpireTime(r))
+	r.Status = schedv1alpha1.ReservationStatus{Phase: phase, Reason: reason, Message: msg, NodeName: node, ExpireTime: &exp, BoundPod: bound}
+	_, err := p.accord.SchedulingV1alpha1().Reservations(r.Namespace).UpdateStatus(ctx, r, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("updating the status of reservation %s/%s to %s: %w", r.Namespace, r.Name, phase, err)
+	}
+	klog.FromContext(ctx).V(2).Info("Reservation status", "reservation", klog.KObj(r), "phase", phase, "reason", reason, "node", node)
+	return nil
+}

@@ -1,0 +1,173 @@
+package reservation
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	schedlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
+)
+
+var t0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+
+func cpuSpec(cpu string) corev1.PodSpec {
+	return corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}
+}
+
+func rsv(name, node string, phase schedv1alpha1.ReservationPhase, cpu string, owners ...schedv1alpha1.ReservationOwner) *schedv1alpha1.Reservation {
+	return &schedv1alpha1.Reservation{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", CreationTimestamp: metav1.NewTime(t0)},
+		Spec: schedv1alpha1.ReservationSpec{Template: corev1.PodTemplateSpec{Spec: cpuSpec(cpu)}, Owners: owners,
+			TTL: &metav1.Duration{Duration: time.Minute}},
+		Status: schedv1alpha1.ReservationStatus{Phase: phase, NodeName: node},
+	}
+}
+
+func lister(t *testing.T, rs ...*schedv1alpha1.Reservation) schedlisters.ReservationLister {
+	t.Helper()
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, r := range rs {
+		if err := idx.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return schedlisters.NewReservationLister(idx)
+}
+
+func pod(name string, created time.Time, cpu string, controller types.UID) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", CreationTimestamp: metav1.NewTime(created)}, Spec: cpuSpec(cpu)}
+	if controller != "" {
+		p.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs", UID: controller, Controller: new(true)}}
+	}
+	return p
+}
+
+func nodeInfo(name, cpu string, pods ...*corev1.Pod) fwk.NodeInfo {
+	ni := framework.NewNodeInfo(pods...)
+	ni.SetNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourcePods: resource.MustParse("110")}}})
+	return ni
+}
+
+func TestMatches(t *testing.T) {
+	byName := rsv("r", "n1", schedv1alpha1.ReservationAvailable, "1", schedv1alpha1.ReservationOwner{Pod: &schedv1alpha1.ReservationPodOwner{Name: "web-0"}})
+	byController := rsv("r", "n1", schedv1alpha1.ReservationAvailable, "1", schedv1alpha1.ReservationOwner{Controller: &schedv1alpha1.ReservationControllerOwner{UID: "rs-uid"}})
+	later := t0.Add(time.Second)
+	for _, tc := range []struct {
+		name string
+		r    *schedv1alpha1.Reservation
+		p    *corev1.Pod
+		want bool
+	}{
+		{"same name, created after", byName, pod("web-0", later, "1", ""), true},
+		{"same name, the evicted pod itself (older)", byName, pod("web-0", t0.Add(-time.Hour), "1", ""), false},
+		{"other name", byName, pod("web-1", later, "1", ""), false},
+		{"same controller", byController, pod("web-x", later, "1", "rs-uid"), true},
+		{"other controller", byController, pod("web-x", later, "1", "other"), false},
+		{"no controller", byController, pod("web-x", later, "1", ""), false},
+	} {
+		if got := Matches(tc.r, tc.p); got != tc.want {
+			t.Errorf("%s: Matches = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	other := pod("web-0", later, "1", "")
+	other.Namespace = "elsewhere"
+	if Matches(byName, other) {
+		t.Error("a pod of another namespace matches")
+	}
+}
+
+func run(t *testing.T, p *Plugin, pd *corev1.Pod, nodes ...fwk.NodeInfo) (*fwk.PreFilterResult, map[string]*fwk.Status) {
+	t.Helper()
+	state := framework.NewCycleState()
+	res, st := p.PreFilter(context.Background(), state, pd, nodes)
+	out := map[string]*fwk.Status{}
+	if st.IsSkip() {
+		return res, out
+	}
+	if !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st)
+	}
+	for _, ni := range nodes {
+		if res != nil && !res.AllNodes() && !res.NodeNames.Has(ni.Node().Name) {
+			continue
+		}
+		out[ni.Node().Name] = p.Filter(context.Background(), state, pd, ni)
+	}
+	return res, out
+}
+
+func TestFilterCountsHeldRoom(t *testing.T) {
+	owner := schedv1alpha1.ReservationOwner{Pod: &schedv1alpha1.ReservationPodOwner{Name: "web-0"}}
+	clk := clocktesting.NewFakePassiveClock(t0.Add(10 * time.Second))
+	p := New(lister(t,
+		rsv("held", "n1", schedv1alpha1.ReservationAvailable, "1500m", owner),
+		rsv("pending", "", schedv1alpha1.ReservationPending, "4"),
+		rsv("failed", "", schedv1alpha1.ReservationFailed, "4"),
+		rsv("bound", "n0", schedv1alpha1.ReservationBound, "4"),
+	), clk)
+	n0 := nodeInfo("n0", "2")
+	n1 := nodeInfo("n1", "2")
+
+	// Another pod of 1 CPU: n1's free 2 CPUs minus 1.5 held leave 0.5.
+	_, st := run(t, p, pod("other", t0.Add(time.Second), "1", ""), n0, n1)
+	if !st["n0"].IsSuccess() {
+		t.Errorf("n0 (nothing held) rejected: %v", st["n0"])
+	}
+	if st["n1"].Code() != fwk.Unschedulable || !strings.Contains(st["n1"].Message(), ReasonHeld) {
+		t.Errorf("n1 want Unschedulable %q, got %v", ReasonHeld, st["n1"])
+	}
+	// A small pod fits beside the reservation.
+	if _, st := run(t, p, pod("small", t0.Add(time.Second), "500m", ""), n0, n1); !st["n1"].IsSuccess() {
+		t.Errorf("a 0.5 CPU pod does not fit beside 1.5 CPU held on 2: %v", st["n1"])
+	}
+	// The owner is sent to its reservation's node, where the held room is its own.
+	res, st := run(t, p, pod("web-0", t0.Add(time.Second), "1500m", ""), n0, n1)
+	if res == nil || res.AllNodes() || !res.NodeNames.Has("n1") || res.NodeNames.Len() != 1 {
+		t.Fatalf("owner PreFilterResult = %+v, want only n1", res)
+	}
+	if !st["n1"].IsSuccess() {
+		t.Errorf("owner rejected on its reservation's node: %v", st["n1"])
+	}
+	// Once the TTL has passed the room is free, whatever the status says.
+	clk.SetTime(t0.Add(2 * time.Minute))
+	if _, st := run(t, p, pod("other", t0.Add(time.Second), "1", ""), n0, n1); len(st) != 0 {
+		t.Errorf("an expired reservation still filters: %v", st)
+	}
+}
+
+func TestFilterSkipsWithoutReservations(t *testing.T) {
+	p := New(lister(t), clocktesting.NewFakePassiveClock(t0))
+	state := framework.NewCycleState()
+	if _, st := p.PreFilter(context.Background(), state, pod("p", t0, "1", ""), nil); !st.IsSkip() {
+		t.Errorf("PreFilter without reservations = %v, want Skip", st)
+	}
+}
+
+func TestHeldRoomCountsPodsAndScalars(t *testing.T) {
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{"example.com/memory": resource.MustParse("8")}}}}}
+	r := rsv("r", "n1", schedv1alpha1.ReservationAvailable, "0")
+	r.Spec.Template.Spec = spec
+	p := New(lister(t, r), clocktesting.NewFakePassiveClock(t0))
+	ni := framework.NewNodeInfo()
+	ni.SetNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+		"example.com/memory": resource.MustParse("10"), corev1.ResourcePods: resource.MustParse("1")}}})
+	pd := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: spec}
+	_, st := run(t, p, pd, ni)
+	if st["n1"].IsSuccess() || !strings.Contains(st["n1"].AsError().Error(), "example.com/memory") || !strings.Contains(st["n1"].AsError().Error(), "pods") {
+		t.Errorf("want n1 short of example.com/memory and pods, got %v", st["n1"])
+	}
+}

@@ -1,0 +1,65 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	schedulerserverconfig "k8s.io/kubernetes/cmd/kube-scheduler/app/config"
+	"k8s.io/kubernetes/pkg/scheduler"
+	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/reservation"
+)
+
+// reservationPlacer builds the reservation placer when a profile of the scheduler enables the
+// Reservation plugin (nil otherwise), with those profiles and the scheduler's plugin registry
+// (kube-scheduler's in-tree plugins and the out-of-tree ones opts register). Call it after Setup
+// and before Run: its frameworks register their informers with the scheduler's factory, which Run
+// starts.
+func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, sched *scheduler.Scheduler, opts []app.Option) (*reservation.Placer, error) {
+	var profiles []schedconfig.KubeSchedulerProfile
+	for _, prof := range cc.ComponentConfig.Profiles {
+		fw := sched.Profiles[prof.SchedulerName]
+		if fw == nil {
+			continue
+		}
+		if slices.ContainsFunc(fw.ListPlugins().PreFilter.Enabled, func(p schedconfig.Plugin) bool { return p.Name == reservation.Name }) {
+			profiles = append(profiles, prof)
+		}
+	}
+	if len(profiles) == 0 {
+		return nil, nil
+	}
+	outOfTree := frameworkruntime.Registry{}
+	for _, o := range opts {
+		if err := o(outOfTree); err != nil {
+			return nil, err
+		}
+	}
+	registry := frameworkplugins.NewInTreeRegistry()
+	if err := registry.Merge(outOfTree); err != nil {
+		return nil, err
+	}
+	p, err := reservation.NewPlacer(ctx, reservation.PlacerConfig{
+		Profiles:               profiles,
+		ComponentConfigVersion: cc.ComponentConfig.APIVersion,
+		Registry:               registry,
+		Client:                 cc.Client,
+		KubeConfig:             cc.KubeConfig,
+		InformerFactory:        cc.InformerFactory,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the %s plugin's placer: %w", reservation.Name, err)
+	}
+	names := make([]string, len(profiles))
+	for i, prof := range profiles {
+		names[i] = prof.SchedulerName
+	}
+	klog.FromContext(ctx).Info("Reservations are placed with the profiles that enable the Reservation plugin", "profiles", names)
+	return p, nil
+}
