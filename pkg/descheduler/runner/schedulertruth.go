@@ -84,10 +84,15 @@ func pluginEnabled(p *schedconfig.Plugins, plugin string) bool {
 }
 
 // defaultSchedulerArgs returns the internal args a scheduler plugin runs with when its profile has
-// no pluginConfig for it: the v1 defaults, through the scheduler's own scheme.
+// no pluginConfig for it: the v1 defaults, through the scheduler's own scheme; nil for args that
+// scheme does not know (an out-of-tree plugin's).
 func defaultSchedulerArgs(plugin string) (any, error) {
 	doc := "apiVersion: kubescheduler.config.k8s.io/v1\nkind: " + plugin + "Args\n"
 	obj, _, err := accordscheme.Codecs.UniversalDecoder().Decode([]byte(doc), nil, nil)
+	if runtime.IsNotRegisteredError(err) {
+		// An out-of-tree plugin decodes and defaults its own args (kube-scheduler hands it nil).
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("default args of the scheduler plugin %s: %w", plugin, err)
 	}
