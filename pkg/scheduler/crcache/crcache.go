@@ -22,11 +22,11 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
-	"github.com/accord-sched/accord/pkg/component"
 	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+	"github.com/accord-sched/accord/pkg/informertransform"
 )
 
 // DefaultSyncTimeout bounds the wait for an informer's first list. A CRD that is not installed
@@ -144,7 +144,7 @@ func (c *Cache) factoryFor(h fwk.Handle) (accordinformers.SharedInformerFactory,
 		return nil, fmt.Errorf("building the Accord client: %w", err)
 	}
 	c.client = client
-	c.factory = accordinformers.NewSharedInformerFactoryWithOptions(client, 0, accordinformers.WithTransform(component.StripManagedFields))
+	c.factory = accordinformers.NewSharedInformerFactoryWithOptions(client, 0, accordinformers.WithTransform(informertransform.StripManagedFields))
 	return c.factory, nil
 }
 
