@@ -299,8 +299,8 @@ func resourceVersionAtLeast(cur, want string) bool {
 
 func compileOffer(csr *schedv1alpha1.ClusterScopedResource) any { return constraints.NewOffer(csr) }
 
-// offerOf (for this package's tests) returns the node's ClusterScopedResource and its compiled Offer; both are nil when the
-// node has no ClusterScopedResource.
+// offerOf (for this package's tests) returns the node's ClusterScopedResource and its compiled
+// Offer; both are nil when the node has no ClusterScopedResource.
 func offerOf(s Store[schedv1alpha1.ClusterScopedResource], node string) (*schedv1alpha1.ClusterScopedResource, *constraints.Offer) {
 	csr, d := s.GetDerived(node)
 	o, _ := d.(*constraints.Offer)
@@ -321,8 +321,8 @@ func NewOfferStore(objs ...*schedv1alpha1.ClusterScopedResource) Store[schedv1al
 
 func compileLoad(m *slov1alpha1.NodeMetric) any { return constraints.NewLoad(m) }
 
-// loadOf (for this package's tests) returns the node's NodeMetric and its compiled Load; both are nil when the node has no
-// NodeMetric.
+// loadOf (for this package's tests) returns the node's NodeMetric and its compiled Load; both are
+// nil when the node has no NodeMetric.
 func loadOf(s Store[slov1alpha1.NodeMetric], node string) (*slov1alpha1.NodeMetric, *constraints.Load) {
 	m, d := s.GetDerived(node)
 	l, _ := d.(*constraints.Load)
