@@ -2,9 +2,11 @@
 package cmd
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -33,5 +35,74 @@ func TestCommandsImportNoTestCode(t *testing.T) {
 	}
 	if len(bad) > 0 {
 		t.Errorf("the commands depend on test code:\n  %s\nfind who imports each with: go list -deps -f '{{.ImportPath}}: {{.Imports}}' ./cmd/...", strings.Join(bad, "\n  "))
+	}
+}
+
+// TestPackagesImportDownTheLayers: every import between Accord's top-level packages goes down the
+// layers of README.md's "Architecture" table (never up, never sideways), and every top-level package
+// is in the table. Test files are not counted.
+func TestPackagesImportDownTheLayers(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers := map[string]int{}
+	_, section, ok := strings.Cut(string(readme), "\n## Architecture\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Architecture" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 {
+			continue
+		}
+		layer, err := strconv.Atoi(strings.TrimSpace(cells[1]))
+		if err != nil {
+			continue
+		}
+		for _, pkg := range strings.Split(cells[2], ",") {
+			layers[strings.Trim(strings.TrimSpace(pkg), "`")] = layer
+		}
+	}
+	if len(layers) < 10 {
+		t.Fatalf("read %d packages from README.md's Architecture table; is it still a table of | layer | packages | what |?", len(layers))
+	}
+
+	const module = "github.com/accord-sched/accord/"
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(goTool, "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "../...").Output()
+	if err != nil {
+		t.Fatalf("go list ../...: %v", err)
+	}
+	top := func(path string) string {
+		parts := strings.Split(strings.TrimPrefix(path, module), "/")
+		if parts[0] != "pkg" || len(parts) < 2 {
+			return parts[0]
+		}
+		return parts[0] + "/" + parts[1]
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if !strings.HasPrefix(fields[0], module) {
+			continue
+		}
+		from := top(fields[0])
+		if from == "test" || from == "hack" {
+			continue
+		}
+		lf, ok := layers[from]
+		if !ok {
+			t.Errorf("%s (%s) is in no layer of README.md's Architecture table", from, fields[0])
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, module) || top(imp) == from {
+				continue
+			}
+			if li, ok := layers[top(imp)]; !ok || li >= lf {
+				t.Errorf("%s (layer %d) imports %s (layer %v): imports go down the layers only", fields[0], lf, imp, layers[top(imp)])
+			}
+		}
 	}
 }

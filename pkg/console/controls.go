@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
-	"github.com/accord-sched/accord/pkg/playground/simload"
+	"github.com/accord-sched/accord/pkg/simload"
 )
 
 // Controls are the playground's write controls. The console serves them only when it has some

@@ -14,7 +14,7 @@ import (
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/manifests"
 	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
-	"github.com/accord-sched/accord/pkg/playground/simload"
+	"github.com/accord-sched/accord/pkg/simload"
 )
 
 func TestClientControls(t *testing.T) {

@@ -64,8 +64,13 @@ func (o *Offer) intern(name corev1.ResourceName) corev1.ResourceName {
 // Offer lives; a caller that checks the same requested names against many Offers interns them once
 // (InternAll) and the checks find equal names without reading them. A name no live Offer holds may
 // get a new canonical copy after a garbage collection: it matches no Offer anyway.
-func Intern(name corev1.ResourceName) corev1.ResourceName {
-	return corev1.ResourceName(unique.Make(string(name)).Value())
+//
+// It is Accord's one intern function: the informers' PodSharer interns pod strings with it too.
+func Intern[S ~string](name S) S {
+	if name == "" {
+		return name
+	}
+	return S(unique.Make(string(name)).Value())
 }
 
 // InternAll interns every name in place and returns names.

@@ -20,7 +20,7 @@ import (
 	"github.com/accord-sched/accord/manifests"
 	"github.com/accord-sched/accord/pkg/metricsapisim"
 	reporterapp "github.com/accord-sched/accord/pkg/metricsreporter/app"
-	"github.com/accord-sched/accord/pkg/playground/simload"
+	"github.com/accord-sched/accord/pkg/simload"
 )
 
 // BaselineUsageAnnotation holds a node's simulated baseline usage (see package simload).

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 
-	"github.com/accord-sched/accord/pkg/playground/simload"
+	"github.com/accord-sched/accord/pkg/simload"
 )
 
 func TestSimulatedUsage(t *testing.T) {

@@ -109,3 +109,33 @@ func (a ArgsTypes) Kind(name string) string {
 	}
 	return reflect.TypeOf(proto).Elem().Name()
 }
+
+// Descriptor describes one descheduler plugin. Its args type carries the rest: SetDefaults
+// (ArgsDefaulter), Validate (ArgsValidator) and, for args that follow a scheduler plugin's,
+// FollowsScheduler and FollowScheduler (SchedulerFollower).
+type Descriptor struct {
+	// Name is the plugin's name in policies.
+	Name string
+	// Factory builds the plugin.
+	Factory PluginFactory
+	// Args is an empty value of the plugin's args type (a pointer to a struct embedding
+	// metav1.TypeMeta), or nil for a plugin without args.
+	Args runtime.Object
+}
+
+// Registries returns the registry and args types of descriptors; it is an error if a name is
+// listed twice.
+func Registries(descriptors []Descriptor) (Registry, ArgsTypes, error) {
+	reg, args := Registry{}, ArgsTypes{}
+	for _, d := range descriptors {
+		if err := reg.Register(d.Name, d.Factory); err != nil {
+			return nil, nil, err
+		}
+		if d.Args != nil {
+			if err := args.Register(d.Name, d.Args); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return reg, args, nil
+}

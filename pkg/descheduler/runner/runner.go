@@ -23,7 +23,6 @@ import (
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"github.com/accord-sched/accord/apis/descheduler"
-	"github.com/accord-sched/accord/pkg/component"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/cachegate"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
@@ -34,6 +33,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+	"github.com/accord-sched/accord/pkg/informertransform"
 	"github.com/accord-sched/accord/pkg/metricsource"
 )
 
@@ -237,8 +237,8 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 	}
 	// One copy of the cluster for every plugin, the evictor and the scheduler simulation, without
 	// the objects' managedFields; pods of one template share their common parts.
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(component.NewPodSharer().Transform))
-	accordFactory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(component.StripManagedFields))
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(informertransform.NewPodSharer().Transform))
+	accordFactory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(informertransform.StripManagedFields))
 	var recorder events.EventRecorder
 	stopEvents := func() {}
 	if !cfg.DryRun {

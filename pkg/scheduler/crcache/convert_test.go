@@ -58,7 +58,7 @@ func TestTypeEventInformers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The Cache's own informer drops managedFields too.
-	if own, _ := OfferOf(store, "n1"); own == nil || own.ManagedFields != nil {
+	if own, _ := offerOf(store, "n1"); own == nil || own.ManagedFields != nil {
 		t.Fatalf("the Cache's copy: %+v", own)
 	}
 	if err := c.TypeEventInformers(factory); err != nil {

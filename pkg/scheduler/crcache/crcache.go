@@ -22,11 +22,11 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
-	"github.com/accord-sched/accord/pkg/component"
 	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+	"github.com/accord-sched/accord/pkg/informertransform"
 )
 
 // DefaultSyncTimeout bounds the wait for an informer's first list. A CRD that is not installed
@@ -144,12 +144,12 @@ func (c *Cache) factoryFor(h fwk.Handle) (accordinformers.SharedInformerFactory,
 		return nil, fmt.Errorf("building the Accord client: %w", err)
 	}
 	c.client = client
-	c.factory = accordinformers.NewSharedInformerFactoryWithOptions(client, 0, accordinformers.WithTransform(component.StripManagedFields))
+	c.factory = accordinformers.NewSharedInformerFactoryWithOptions(client, 0, accordinformers.WithTransform(informertransform.StripManagedFields))
 	return c.factory, nil
 }
 
 // ClusterScopedResources returns a synced store of ClusterScopedResources. Each is stored with its
-// compiled constraints.Offer (see Store.GetDerived and OfferOf). ctx is the plugin
+// compiled constraints.Offer (see Store.GetDerived). ctx is the plugin
 // factory's context, which lives as long as the scheduler: the informer stops with it.
 func (c *Cache) ClusterScopedResources(ctx context.Context, h fwk.Handle) (Store[schedv1alpha1.ClusterScopedResource], error) {
 	f, err := c.factoryFor(h)
@@ -168,7 +168,7 @@ func (c *Cache) ClusterScopedResources(ctx context.Context, h fwk.Handle) (Store
 }
 
 // NodeMetrics returns a synced store of NodeMetrics, each stored with its compiled
-// constraints.Load (see LoadOf); see ClusterScopedResources.
+// constraints.Load (Store.GetDerived); see ClusterScopedResources.
 func (c *Cache) NodeMetrics(ctx context.Context, h fwk.Handle) (Store[slov1alpha1.NodeMetric], error) {
 	f, err := c.factoryFor(h)
 	if err != nil {
@@ -299,9 +299,9 @@ func resourceVersionAtLeast(cur, want string) bool {
 
 func compileOffer(csr *schedv1alpha1.ClusterScopedResource) any { return constraints.NewOffer(csr) }
 
-// OfferOf returns the node's ClusterScopedResource and its compiled Offer; both are nil when the
-// node has no ClusterScopedResource.
-func OfferOf(s Store[schedv1alpha1.ClusterScopedResource], node string) (*schedv1alpha1.ClusterScopedResource, *constraints.Offer) {
+// offerOf (for this package's tests) returns the node's ClusterScopedResource and its compiled
+// Offer; both are nil when the node has no ClusterScopedResource.
+func offerOf(s Store[schedv1alpha1.ClusterScopedResource], node string) (*schedv1alpha1.ClusterScopedResource, *constraints.Offer) {
 	csr, d := s.GetDerived(node)
 	o, _ := d.(*constraints.Offer)
 	return csr, o
@@ -321,9 +321,9 @@ func NewOfferStore(objs ...*schedv1alpha1.ClusterScopedResource) Store[schedv1al
 
 func compileLoad(m *slov1alpha1.NodeMetric) any { return constraints.NewLoad(m) }
 
-// LoadOf returns the node's NodeMetric and its compiled Load; both are nil when the node has no
-// NodeMetric.
-func LoadOf(s Store[slov1alpha1.NodeMetric], node string) (*slov1alpha1.NodeMetric, *constraints.Load) {
+// loadOf (for this package's tests) returns the node's NodeMetric and its compiled Load; both are
+// nil when the node has no NodeMetric.
+func loadOf(s Store[slov1alpha1.NodeMetric], node string) (*slov1alpha1.NodeMetric, *constraints.Load) {
 	m, d := s.GetDerived(node)
 	l, _ := d.(*constraints.Load)
 	return m, l

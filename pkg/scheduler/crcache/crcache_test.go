@@ -51,12 +51,12 @@ func TestCacheSharesOneFactoryAndFollowsEvents(t *testing.T) {
 	if c.factory != f1 || again.m != csrs.m {
 		t.Fatal("a second request built a second factory or store")
 	}
-	if got, offer := OfferOf(csrs, "n1"); got == nil || offer == nil {
+	if got, offer := offerOf(csrs, "n1"); got == nil || offer == nil {
 		t.Fatal("the initial CR is missing or uncompiled")
 	} else if _, missing := offer.MissingResource([]corev1.ResourceName{"example.com/memory"}); missing {
 		t.Fatal("the compiled offer does not enable example.com/memory")
 	}
-	if m, load := LoadOf(metrics, "n1"); m == nil || load == nil {
+	if m, load := loadOf(metrics, "n1"); m == nil || load == nil {
 		t.Fatal("the initial NodeMetric is missing or uncompiled")
 	}
 
@@ -70,7 +70,7 @@ func TestCacheSharesOneFactoryAndFollowsEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		_, offer := OfferOf(csrs, "n1")
+		_, offer := offerOf(csrs, "n1")
 		_, ssd := offer.MissingResource([]corev1.ResourceName{"example.com/ssd"})
 		return !ssd && csrs.Get("n2") != nil && metrics.Get("n1") == nil, nil
 	})
@@ -154,7 +154,7 @@ func TestReadMostlyStoreFollowsChanges(t *testing.T) {
 		t.Fatal("no copy taken after a read")
 	}
 	s.Put(csr("n1", "memory"))
-	if got, offer := OfferOf(s, "n1"); got == nil || !got.Spec.ResourcesFilter["memory"] {
+	if got, offer := offerOf(s, "n1"); got == nil || !got.Spec.ResourcesFilter["memory"] {
 		t.Fatalf("after an update: %v", got)
 	} else if _, missing := offer.MissingResource([]corev1.ResourceName{"memory"}); missing {
 		t.Fatal("after an update: the derived Offer is the old one")

@@ -27,6 +27,10 @@ type Descriptor struct {
 	// apis/config/scheme and defaulted by apis/config/v1, so a profile that enables the plugin gets
 	// its defaulted args even without a pluginConfig entry.
 	Args runtime.Object
+	// NotFollowed, for a plugin with args, says why no descheduler plugin's args follow them (a
+	// rule only the scheduler enforces). Left empty, some descheduler plugin's args must name Name
+	// in their FollowsScheduler (the descheduler's plugins package tests that).
+	NotFollowed string
 }
 
 // Descriptors returns accord-scheduler's plugins. The list is built on each call; callers may

@@ -20,7 +20,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 
-	"github.com/accord-sched/accord/pkg/component"
+	"github.com/accord-sched/accord/pkg/informertransform"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 )
 
@@ -142,15 +142,15 @@ func setupAndRun(ctx context.Context, o *options.Options, cache *crcache.Cache, 
 	return err
 }
 
-// trimCachedObjects gives kube-scheduler's pod informer component.PodSharer's transform (pods of one
+// trimCachedObjects gives kube-scheduler's pod informer informertransform.PodSharer's transform (pods of one
 // template share their common parts; kube-scheduler's own transform only drops managedFields, which
-// PodSharer drops too) and its node informer component.StripManagedFields (kube-scheduler keeps the
+// PodSharer drops too) and its node informer informertransform.StripManagedFields (kube-scheduler keeps the
 // nodes' managedFields). Both informers exist once Setup has returned, and have not started.
 func trimCachedObjects(f informers.SharedInformerFactory) error {
-	if err := f.Core().V1().Pods().Informer().SetTransform(component.NewPodSharer().Transform); err != nil {
+	if err := f.Core().V1().Pods().Informer().SetTransform(informertransform.NewPodSharer().Transform); err != nil {
 		return fmt.Errorf("sharing the scheduler's cached pods: %w", err)
 	}
-	if err := f.Core().V1().Nodes().Informer().SetTransform(component.StripManagedFields); err != nil {
+	if err := f.Core().V1().Nodes().Informer().SetTransform(informertransform.StripManagedFields); err != nil {
 		return fmt.Errorf("trimming the scheduler's cached nodes: %w", err)
 	}
 	return nil

@@ -21,6 +21,7 @@ import (
 
 	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+	"github.com/accord-sched/accord/pkg/informertransform"
 )
 
 // Node returns a Ready node with the given allocatable CPU (cores) and memory (GiB) and 110 pods.
@@ -65,6 +66,8 @@ type Cluster struct {
 
 	mu        sync.Mutex
 	evictions []string
+	// Guard checks that no cached object is written to (informertransform.Guard).
+	Guard *informertransform.Guard
 	// RefuseEviction, when set, decides which evictions are refused (with its error).
 	RefuseEviction func(ev *policyv1.Eviction) error
 }
@@ -73,7 +76,10 @@ type Cluster struct {
 // pod, as the apiserver and a kubelet would.
 func NewCluster(objs ...runtime.Object) *Cluster {
 	c := &Cluster{Client: kubefake.NewClientset(objs...), Accord: accordfake.NewClientset()}
-	c.Factory = informers.NewSharedInformerFactory(c.Client, 0)
+	// The pods and nodes are shared as accord-descheduler shares them (PodSharer), and Guard
+	// remembers each cached object: Start fails the test when a plugin wrote to one.
+	c.Guard = informertransform.NewGuard(informertransform.NewPodSharer().Transform)
+	c.Factory = informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithTransform(c.Guard.Transform))
 	c.CRs = accordinformers.NewSharedInformerFactory(c.Accord, 0)
 	c.Client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() != "eviction" {
@@ -115,7 +121,8 @@ func (c *Cluster) Evictions() []string {
 	return append([]string(nil), c.evictions...)
 }
 
-// Start starts both informer factories and waits for their caches; they stop with the test.
+// Start starts both informer factories and waits for their caches; they stop with the test, which
+// then fails if a cached object was written to (Guard).
 func (c *Cluster) Start(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -125,6 +132,9 @@ func (c *Cluster) Start(t testing.TB) {
 		cancel()
 		c.Factory.Shutdown()
 		c.CRs.Shutdown()
+		if w := c.Guard.Written(); len(w) > 0 {
+			t.Errorf("informer objects written to (they are shared; DeepCopy before changing one): %v", w)
+		}
 	})
 	for typ, ok := range c.Factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {

@@ -2,8 +2,10 @@ package defaultevictor
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
 )
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -127,3 +129,24 @@ const (
 
 // MissingCRPolicyArg implements framework.MissingCRPolicyArgs.
 func (a *DefaultEvictorArgs) MissingCRPolicyArg() config.MissingCRPolicy { return a.MissingCRPolicy }
+
+// nodeCRDResourceFit is the descheduler plugin whose schedulerNames nodeFit's missingCRPolicy
+// follows (its package imports this one in tests, so it is named here).
+const nodeCRDResourceFit = "NodeCRDResourceFit"
+
+// FollowsScheduler implements framework.SchedulerFollower: missingCRPolicy follows the scheduler's
+// NodeCRDResourceFit.
+func (a *DefaultEvictorArgs) FollowsScheduler() []string {
+	return []string{framework.SchedulerNodeCRDResourceFit}
+}
+
+// FollowScheduler implements framework.SchedulerFollower: nodeFit checks the pods of the schedulers
+// the profile's enabled NodeCRDResourceFit looks at (all, without one), so missingCRPolicy is
+// theirs.
+func (a *DefaultEvictorArgs) FollowScheduler(f *framework.Follow) field.ErrorList {
+	var names []string
+	if fit, ok := f.Peers[nodeCRDResourceFit].(interface{ SchedulerNamesArg() []string }); ok {
+		names = fit.SchedulerNamesArg()
+	}
+	return framework.FollowMissingCRPolicy(f, &a.MissingCRPolicy, names)
+}

@@ -20,9 +20,6 @@ func defaultLowThresholds() map[corev1.ResourceName]int64 {
 	return map[corev1.ResourceName]int64{corev1.ResourceCPU: 45, corev1.ResourceMemory: 75}
 }
 
-// DefaultLowThresholds returns the default lowThresholds (a fresh map).
-func DefaultLowThresholds() map[corev1.ResourceName]int64 { return defaultLowThresholds() }
-
 // SetDefaults_LowNodeLoadArgs fills unset fields. Thresholds are defaulted only without
 // useDeviationThresholds (deviations have no sensible default) and only when both are unset.
 func SetDefaults_LowNodeLoadArgs(a *LowNodeLoadArgs) {

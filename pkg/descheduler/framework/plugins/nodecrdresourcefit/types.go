@@ -2,8 +2,10 @@ package nodecrdresourcefit
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 )
 
@@ -30,4 +32,20 @@ type NodeCRDResourceFitArgs struct {
 // MissingCRPolicyArg implements framework.MissingCRPolicyArgs.
 func (a *NodeCRDResourceFitArgs) MissingCRPolicyArg() config.MissingCRPolicy {
 	return a.MissingCRPolicy
+}
+
+// SchedulerNamesArg is SchedulerNames: DefaultEvictor's nodeFit follows the missingCRPolicy of the
+// same schedulers.
+func (a *NodeCRDResourceFitArgs) SchedulerNamesArg() []string { return a.SchedulerNames }
+
+// FollowsScheduler implements framework.SchedulerFollower: missingCRPolicy follows the scheduler's
+// NodeCRDResourceFit.
+func (a *NodeCRDResourceFitArgs) FollowsScheduler() []string {
+	return []string{framework.SchedulerNodeCRDResourceFit}
+}
+
+// FollowScheduler implements framework.SchedulerFollower: missingCRPolicy is that of the scheduler
+// profiles named by schedulerNames (all when empty).
+func (a *NodeCRDResourceFitArgs) FollowScheduler(f *framework.Follow) field.ErrorList {
+	return framework.FollowMissingCRPolicy(f, &a.MissingCRPolicy, a.SchedulerNames)
 }

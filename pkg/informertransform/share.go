@@ -1,13 +1,14 @@
-package component
+package informertransform
 
 import (
 	"slices"
 	"strconv"
 	"sync"
-	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/accord-sched/accord/pkg/constraints"
 )
 
 // maxShared bounds each of a PodSharer's tables. A full table is forgotten and starts again: the
@@ -60,65 +61,57 @@ func (s *PodSharer) share(pod *corev1.Pod) {
 	defer s.mu.Unlock()
 
 	m := &pod.ObjectMeta
-	m.Namespace = intern(m.Namespace)
-	m.GenerateName = intern(m.GenerateName)
+	m.Namespace = constraints.Intern(m.Namespace)
+	m.GenerateName = constraints.Intern(m.GenerateName)
 	m.Labels = s.stringMap(m.Labels)
 	m.Annotations = s.stringMap(m.Annotations)
 	m.OwnerReferences = s.ownerReferences(m.OwnerReferences)
 
 	spec := &pod.Spec
-	spec.NodeName = intern(spec.NodeName)
-	spec.SchedulerName = intern(spec.SchedulerName)
-	spec.ServiceAccountName = intern(spec.ServiceAccountName)
-	spec.DeprecatedServiceAccount = intern(spec.DeprecatedServiceAccount)
-	spec.PriorityClassName = intern(spec.PriorityClassName)
-	spec.RestartPolicy = corev1.RestartPolicy(intern(string(spec.RestartPolicy)))
-	spec.DNSPolicy = corev1.DNSPolicy(intern(string(spec.DNSPolicy)))
+	spec.NodeName = constraints.Intern(spec.NodeName)
+	spec.SchedulerName = constraints.Intern(spec.SchedulerName)
+	spec.ServiceAccountName = constraints.Intern(spec.ServiceAccountName)
+	spec.DeprecatedServiceAccount = constraints.Intern(spec.DeprecatedServiceAccount)
+	spec.PriorityClassName = constraints.Intern(spec.PriorityClassName)
+	spec.RestartPolicy = corev1.RestartPolicy(constraints.Intern(string(spec.RestartPolicy)))
+	spec.DNSPolicy = corev1.DNSPolicy(constraints.Intern(string(spec.DNSPolicy)))
 	spec.NodeSelector = s.stringMap(spec.NodeSelector)
 	spec.Tolerations = s.tolerationList(spec.Tolerations)
 	spec.Overhead = s.resourceList(spec.Overhead)
 	for _, containers := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
 		for i := range containers {
 			c := &containers[i]
-			c.Name = intern(c.Name)
-			c.Image = intern(c.Image)
-			c.ImagePullPolicy = corev1.PullPolicy(intern(string(c.ImagePullPolicy)))
-			c.TerminationMessagePath = intern(c.TerminationMessagePath)
-			c.TerminationMessagePolicy = corev1.TerminationMessagePolicy(intern(string(c.TerminationMessagePolicy)))
+			c.Name = constraints.Intern(c.Name)
+			c.Image = constraints.Intern(c.Image)
+			c.ImagePullPolicy = corev1.PullPolicy(constraints.Intern(string(c.ImagePullPolicy)))
+			c.TerminationMessagePath = constraints.Intern(c.TerminationMessagePath)
+			c.TerminationMessagePolicy = corev1.TerminationMessagePolicy(constraints.Intern(string(c.TerminationMessagePolicy)))
 			c.Resources.Requests = s.resourceList(c.Resources.Requests)
 			c.Resources.Limits = s.resourceList(c.Resources.Limits)
 		}
 	}
 
 	st := &pod.Status
-	st.Phase = corev1.PodPhase(intern(string(st.Phase)))
-	st.QOSClass = corev1.PodQOSClass(intern(string(st.QOSClass)))
-	st.HostIP = intern(st.HostIP)
+	st.Phase = corev1.PodPhase(constraints.Intern(string(st.Phase)))
+	st.QOSClass = corev1.PodQOSClass(constraints.Intern(string(st.QOSClass)))
+	st.HostIP = constraints.Intern(st.HostIP)
 	for i := range st.HostIPs {
-		st.HostIPs[i].IP = intern(st.HostIPs[i].IP)
+		st.HostIPs[i].IP = constraints.Intern(st.HostIPs[i].IP)
 	}
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
-		c.Type = corev1.PodConditionType(intern(string(c.Type)))
-		c.Status = corev1.ConditionStatus(intern(string(c.Status)))
-		c.Reason = intern(c.Reason)
+		c.Type = corev1.PodConditionType(constraints.Intern(string(c.Type)))
+		c.Status = corev1.ConditionStatus(constraints.Intern(string(c.Status)))
+		c.Reason = constraints.Intern(c.Reason)
 	}
 	for _, statuses := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
 		for i := range statuses {
 			c := &statuses[i]
-			c.Name = intern(c.Name)
-			c.Image = intern(c.Image)
-			c.ImageID = intern(c.ImageID)
+			c.Name = constraints.Intern(c.Name)
+			c.Image = constraints.Intern(c.Image)
+			c.ImageID = constraints.Intern(c.ImageID)
 		}
 	}
-}
-
-// intern returns the one copy of s that every caller shares.
-func intern(s string) string {
-	if s == "" {
-		return s
-	}
-	return unique.Make(s).Value()
 }
 
 // table maps a content key to the one copy of that content handed out so far.

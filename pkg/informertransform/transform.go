@@ -1,4 +1,9 @@
-package component
+// Package informertransform holds the informer transforms (cache.TransformFunc) of Accord's
+// informers: StripManagedFields for every factory, PodSharer for the pod informers of both
+// binaries (the descheduler's factory and kube-scheduler's own). Their objects are shared: a
+// cached object, and with PodSharer the maps, slices and strings pods of one template have in
+// common, must never be written; DeepCopy first. Guard checks that in tests.
+package informertransform
 
 import (
 	"k8s.io/apimachinery/pkg/api/meta"

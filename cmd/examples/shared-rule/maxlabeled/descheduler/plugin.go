@@ -1,0 +1,123 @@
+// Package descheduler is the descheduler side of the maxlabeled example rule: a Deschedule plugin
+// that evicts, node by node, the counted pods above MaxPerNode (the youngest first), with args
+// that follow the scheduler plugin's.
+package descheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/accord-sched/accord/cmd/examples/shared-rule/maxlabeled"
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
+)
+
+// MaxLabeledPerNodeArgs are the plugin's policy args: the rule's.
+type MaxLabeledPerNodeArgs struct {
+	metav1.TypeMeta `json:",inline"`
+	maxlabeled.Rule `json:",inline"`
+}
+
+var _ framework.SchedulerFollower = &MaxLabeledPerNodeArgs{}
+
+// DeepCopyObject implements runtime.Object.
+func (a *MaxLabeledPerNodeArgs) DeepCopyObject() runtime.Object { c := *a; return &c }
+
+// FollowsScheduler implements framework.SchedulerFollower: the args follow the scheduler plugin
+// of the same name.
+func (a *MaxLabeledPerNodeArgs) FollowsScheduler() []string { return []string{maxlabeled.Name} }
+
+// FollowScheduler implements framework.SchedulerFollower: labelKey and maxPerNode are the
+// scheduler's.
+func (a *MaxLabeledPerNodeArgs) FollowScheduler(f *framework.Follow) field.ErrorList {
+	var errs field.ErrorList
+	for k, s := range f.Sources(maxlabeled.Name, nil) {
+		var want maxlabeled.Rule
+		// The scheduler's scheme does not know these args: they arrive as *runtime.Unknown, or
+		// nil when the profile has no pluginConfig for the plugin.
+		obj, _ := s.Args.(runtime.Object)
+		if err := frameworkruntime.DecodeInto(obj, &want); err != nil {
+			return append(errs, f.WrongArgs(s, "labelKey"))
+		}
+		want.SetDefaults()
+		for _, fld := range []struct {
+			name      string
+			got, want any
+			set       func()
+		}{
+			{"labelKey", a.LabelKey, want.LabelKey, func() { a.LabelKey = want.LabelKey }},
+			{"maxPerNode", a.MaxPerNode, want.MaxPerNode, func() { a.MaxPerNode = want.MaxPerNode }},
+		} {
+			switch {
+			case !f.Given[fld.name] && k == 0:
+				fld.set()
+			case fld.got != fld.want:
+				errs = append(errs, f.Contradiction(fld.name, fld.got, s, fld.name, fld.want))
+			}
+		}
+	}
+	return errs
+}
+
+// Plugin evicts the counted pods above the limit.
+type Plugin struct {
+	args   *MaxLabeledPerNodeArgs
+	handle framework.Handle
+}
+
+var _ framework.DeschedulePlugin = &Plugin{}
+
+// New builds the plugin from its defaulted, validated (and, with --scheduler-config-file,
+// followed) args.
+func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	args, ok := obj.(*MaxLabeledPerNodeArgs)
+	if !ok {
+		return nil, fmt.Errorf("want *MaxLabeledPerNodeArgs, got %T", obj)
+	}
+	return &Plugin{args: args, handle: h}, nil
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return maxlabeled.Name }
+
+// Deschedule evicts, on each node above the limit, its youngest counted pods down to the limit.
+func (p *Plugin) Deschedule(ctx context.Context, nodes []*corev1.Node) *framework.Status {
+	ev := p.handle.Evictor()
+	for _, node := range nodes {
+		pods, err := p.handle.GetPodsAssignedToNode(node.Name, p.args.Counts)
+		if err != nil {
+			return framework.NewStatus(err)
+		}
+		excess := p.args.Excess(len(pods))
+		slices.SortFunc(pods, func(a, b *corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
+		for _, pod := range pods {
+			if excess == 0 {
+				break
+			}
+			if !ev.Filter(pod) || !ev.PreEvictionFilter(pod) {
+				continue
+			}
+			err := ev.Evict(ctx, pod, framework.EvictOptions{PluginName: maxlabeled.Name,
+				Reason: fmt.Sprintf("node holds more than %d pods labelled %s=true", p.args.MaxPerNode, p.args.LabelKey)})
+			switch {
+			case err == nil || errors.Is(err, framework.ErrDryRun):
+				excess--
+			case framework.IsTotalLimit(err):
+				return nil
+			case framework.IsNodeLimit(err):
+				excess = 0
+			case !framework.IsPodGone(err):
+				klog.FromContext(ctx).V(2).Info("Pod not evicted", "pod", klog.KObj(pod), "err", err)
+			}
+		}
+	}
+	return nil
+}
