@@ -32,10 +32,10 @@ import (
 	"k8s.io/utils/clock"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
-	"github.com/accord-sched/accord/pkg/component"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 	schedlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/informertransform"
 )
 
 // SyncTimeout bounds the Placer's wait for its informers before it places anything.
@@ -122,7 +122,7 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	factory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(component.StripManagedFields))
+	factory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(informertransform.StripManagedFields))
 	rsv := factory.Scheduling().V1alpha1().Reservations()
 	p := &Placer{
 		accord:     accord,
