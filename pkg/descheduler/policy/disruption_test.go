@@ -158,3 +158,39 @@ func TestEvictionModeAndAllDisruptionFieldsWithUpstreamPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftModeRefusesAnotherEvictPlugin: evictionMode Soft never calls the evict plugin, so a
+// profile that also enables ReservationFirst is an error naming the plugin's field.
+func TestSoftModeRefusesAnotherEvictPlugin(t *testing.T) {
+	reg, args := registries(t)
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	doc := `apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: soft
+  evictionMode: Soft
+  pluginConfig:
+  - name: DefaultEvictor
+  - name: PodLifeTime
+    args:
+      maxPodLifeTimeSeconds: 86400
+  plugins:
+    deschedule:
+      enabled: [PodLifeTime]
+    evict:
+      enabled: [ReservationFirst]
+`
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := policy.Load(path, reg, args)
+	if want := `profiles[0].plugins.evict.enabled[0]: Invalid value: "ReservationFirst"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(doc, "evictionMode: Soft", "evictionMode: Evict", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := policy.Load(path, reg, args); err != nil {
+		t.Fatalf("evictionMode Evict with ReservationFirst: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/accord-sched/accord/apis/descheduler"
+	"github.com/accord-sched/accord/apis/descheduler/v1alpha2"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 )
@@ -123,6 +124,16 @@ func Validate(p *descheduler.DeschedulerPolicy, registry framework.Registry, arg
 		default:
 			errs = append(errs, field.NotSupported(path.Child("evictionMode"), prof.EvictionMode,
 				[]descheduler.EvictionMode{descheduler.EvictionModeEvict, descheduler.EvictionModeSoft}))
+		}
+		if prof.EvictionMode == descheduler.EvictionModeSoft {
+			// Soft annotates the pod instead of calling the evict plugin: another evict plugin
+			// (ReservationFirst, an out-of-tree one) would be configured and never run.
+			for j, name := range prof.Plugins.Evict.Enabled {
+				if name != v1alpha2.DefaultEvictName {
+					errs = append(errs, field.Invalid(path.Child("plugins", "evict", "enabled").Index(j), name,
+						"evictionMode Soft annotates pods instead of calling an evict plugin; use evictionMode Evict with this plugin"))
+				}
+			}
 		}
 		errs = append(errs, validateProfile(path, prof, registry, args)...)
 	}
