@@ -193,7 +193,9 @@ func TestRuntimeWaitsForSyncedPlugins(t *testing.T) {
 		t.Fatal("the runtime reports synced while a SyncedPlugin is not")
 	}
 	f.synced.Store(true)
-	if !d.HasSynced() || !d.WaitForCacheSync(context.Background()) {
+	// WaitForCacheSync first: handler registrations (the tracker of evictions in progress) sync a
+	// moment after their informer.
+	if !d.WaitForCacheSync(context.Background()) || !d.HasSynced() {
 		t.Fatal("the runtime is not synced once every SyncedPlugin is")
 	}
 }
