@@ -1,7 +1,9 @@
 package evictions
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -56,19 +58,23 @@ func addControllerIndex(inf cache.SharedIndexInformer) error {
 
 // informerWorkloads resolves workloads from the shared informers: a pod's controller ReplicaSet and
 // that ReplicaSet's Deployment, StatefulSet, Job or ReplicationController; any other controller is
-// a workload of its own whose replicas are its live pods.
+// a workload of its own whose replicas are its scale subresource's (ScaleReader), or else its live
+// pods; a ReplicaSet controlled by another kind than Deployment belongs to that controller's workload.
 type informerWorkloads struct {
 	pods, replicaSets cache.Indexer
 	deployments       cache.Indexer
 	statefulSets      cache.Indexer
 	jobs              cache.Indexer
 	rcs               cache.Indexer
-	synced            []cache.InformerSynced
+	// scale reads the desired replicas of an owner of another kind; nil: its live pods count.
+	scale  ScaleReader
+	synced []cache.InformerSynced
 }
 
 // NewInformerWorkloads requests the informers a WorkloadSource needs from factory (pods,
 // ReplicaSets, Deployments, StatefulSets, Jobs, ReplicationControllers): start the factory after.
-func NewInformerWorkloads(factory informers.SharedInformerFactory) (WorkloadSource, error) {
+// scale, when not nil, gives the replicas of a workload of any other kind (its scale subresource).
+func NewInformerWorkloads(factory informers.SharedInformerFactory, scale ScaleReader) (WorkloadSource, error) {
 	pods := factory.Core().V1().Pods().Informer()
 	rs := factory.Apps().V1().ReplicaSets().Informer()
 	for _, inf := range []cache.SharedIndexInformer{pods, rs} {
@@ -82,7 +88,7 @@ func NewInformerWorkloads(factory informers.SharedInformerFactory) (WorkloadSour
 	rcs := factory.Core().V1().ReplicationControllers().Informer()
 	return &informerWorkloads{
 		pods: pods.GetIndexer(), replicaSets: rs.GetIndexer(), deployments: dep.GetIndexer(),
-		statefulSets: sts.GetIndexer(), jobs: jobs.GetIndexer(), rcs: rcs.GetIndexer(),
+		statefulSets: sts.GetIndexer(), jobs: jobs.GetIndexer(), rcs: rcs.GetIndexer(), scale: scale,
 		synced: []cache.InformerSynced{pods.HasSynced, rs.HasSynced, dep.HasSynced, sts.HasSynced, jobs.HasSynced, rcs.HasSynced},
 	}, nil
 }
@@ -155,6 +161,22 @@ func (s *informerWorkloads) Workload(pod *corev1.Pod) (Workload, []*corev1.Pod, 
 				}
 			}
 			return Workload{Kind: "Deployment", Namespace: ns, Name: d.Name, UID: d.UID, Replicas: replicasOf(d.Spec.Replicas)}, pods, true
+		} else if dref != nil {
+			// Another controller of ReplicaSets (an Argo Rollout): the workload is that controller,
+			// its pods those of all its ReplicaSets, its replicas its scale or else their sum.
+			var pods []*corev1.Pod
+			sum := 0
+			objs, _ := s.replicaSets.ByIndex(ControllerUIDIndex, string(dref.UID))
+			for _, o := range objs {
+				if r, ok := o.(*appsv1.ReplicaSet); ok {
+					pods = append(pods, s.podsOf(r.UID)...)
+					sum += replicasOf(r.Spec.Replicas)
+				}
+			}
+			if n, ok := s.scaleOf(ns, *dref); ok {
+				sum = n
+			}
+			return Workload{Kind: dref.Kind, Namespace: ns, Name: dref.Name, UID: dref.UID, Replicas: sum}, pods, true
 		}
 		return Workload{Kind: "ReplicaSet", Namespace: ns, Name: rs.Name, UID: rs.UID, Replicas: replicasOf(rs.Spec.Replicas)}, s.podsOf(rs.UID), true
 	case "StatefulSet":
@@ -183,6 +205,19 @@ func (s *informerWorkloads) Workload(pod *corev1.Pod) (Workload, []*corev1.Pod, 
 				live++
 			}
 		}
+		if n, ok := s.scaleOf(ns, *ref); ok {
+			live = n
+		}
 		return Workload{Kind: ref.Kind, Namespace: ns, Name: ref.Name, UID: ref.UID, Replicas: live}, pods, true
 	}
+}
+
+// scaleOf reads owner's desired replicas from its scale subresource (bounded to 5 s).
+func (s *informerWorkloads) scaleOf(ns string, owner metav1.OwnerReference) (int, bool) {
+	if s.scale == nil {
+		return 0, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return s.scale(ctx, ns, owner)
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	compmetrics "k8s.io/component-base/metrics"
@@ -156,7 +157,7 @@ func New(ctx context.Context, p *descheduler.DeschedulerPolicy, opts Options) (*
 	if d.sources, err = newMetricsProviders(p, opts.Client, opts.MetricsSources); err != nil {
 		return nil, err
 	}
-	workloads, err := evictions.NewInformerWorkloads(opts.InformerFactory)
+	workloads, err := evictions.NewInformerWorkloads(opts.InformerFactory, scaleReader(opts.Client))
 	if err != nil {
 		return nil, err
 	}
@@ -683,4 +684,17 @@ func selectNodes(nodes []*corev1.Node, sel labels.Selector) []*corev1.Node {
 		}
 	}
 	return out
+}
+
+// scaleReader reads workloads' scale subresources with client; nil for a client that does not talk
+// to an apiserver (unit tests' fake clientset).
+func scaleReader(client clientset.Interface) evictions.ScaleReader {
+	if client == nil {
+		return nil
+	}
+	rc, ok := client.CoreV1().RESTClient().(*rest.RESTClient)
+	if !ok || rc == nil {
+		return nil
+	}
+	return evictions.NewScaleReader(client.Discovery(), rc)
 }
