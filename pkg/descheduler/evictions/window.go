@@ -1,6 +1,7 @@
 package evictions
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -174,4 +175,45 @@ func (w *Windows) Observe(now time.Time, profile string, m *metrics.Metrics) (op
 		}
 	}
 	return open, next
+}
+
+// NextEdge is the first time after now at which one of the windows opens or closes (zero when
+// none ever does).
+func (w *Windows) NextEdge(now time.Time) time.Time {
+	var next time.Time
+	for _, x := range w.ws {
+		edge := x.nextOpen(now)
+		if ok, end := x.openAt(now); ok {
+			edge = end
+		}
+		if !edge.IsZero() && (next.IsZero() || edge.Before(next)) {
+			next = edge
+		}
+	}
+	return next
+}
+
+// WatchEdges observes the windows at start and at each edge until ctx is done, so the window edge's
+// log line and the eviction_window_open gauge come on time, whether or not anything is evicted then.
+// now is the clock (time.Now when nil).
+func (w *Windows) WatchEdges(ctx context.Context, profile string, m *metrics.Metrics, now func() time.Time) {
+	if now == nil {
+		now = time.Now
+	}
+	for {
+		t := now()
+		w.Observe(t, profile, m)
+		edge := w.NextEdge(t)
+		if edge.IsZero() {
+			return
+		}
+		// A little past the edge, so the observation falls on its far side.
+		timer := time.NewTimer(edge.Sub(t) + 10*time.Millisecond)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+	}
 }

@@ -121,3 +121,48 @@ func TestEvictorOutsideWindow(t *testing.T) {
 		t.Errorf("window gauge %v while open", v)
 	}
 }
+
+// TestWindowsEdges: NextEdge is the next opening or closing; WatchEdges observes each edge on
+// time (on a clock that stands 50 ms before a window closes, then just after), so the gauge falls
+// to 0 without any eviction being decided.
+func TestWindowsEdges(t *testing.T) {
+	w := mustWindows(t, descheduler.EvictionWindow{Days: []string{"Mon-Fri"}, Start: "01:00", End: "05:00", TimeZone: "UTC"})
+	at := func(s string) time.Time {
+		tt, err := time.Parse("2006-01-02 15:04:05.000", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tt
+	}
+	for now, want := range map[string]string{
+		"2026-11-26 00:30:00.000": "2026-11-26 01:00:00.000",
+		"2026-11-26 02:00:00.000": "2026-11-26 05:00:00.000",
+		"2026-11-27 05:00:00.000": "2026-11-30 01:00:00.000",
+	} {
+		if got := w.NextEdge(at(now)); !got.Equal(at(want)) {
+			t.Errorf("NextEdge(%s) = %s, want %s", now, got, want)
+		}
+	}
+	m := metrics.New()
+	clock := []time.Time{at("2026-11-26 04:59:59.950"), at("2026-11-26 05:00:00.010")}
+	calls := make(chan struct{}, 4)
+	now := func() time.Time {
+		calls <- struct{}{}
+		if len(clock) > 1 {
+			c := clock[0]
+			clock = clock[1:]
+			return c
+		}
+		return clock[0]
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.WatchEdges(ctx, "night", m, now); close(done) }()
+	<-calls
+	<-calls // the second observation, after the 60 ms timer
+	cancel()
+	<-done
+	if v, err := testutil.GetGaugeMetricValue(m.WindowOpen.WithLabelValues("night")); err != nil || v != 0 {
+		t.Errorf("eviction_window_open after the close = %v (%v), want 0", v, err)
+	}
+}

@@ -336,6 +336,7 @@ func (d *Descheduler) run(ctx context.Context, cfg Config) error {
 	logger.Info("Descheduler started", "interval", cfg.DeschedulingInterval, "dryRun", cfg.DryRun, "eventDriven", cfg.EventDriven,
 		"profiles", len(d.Profiles()), "controllers", len(d.Controllers()))
 
+	d.WatchWindows(ctx)
 	if cfg.EventDriven {
 		waitControllers := d.StartControllers(ctx)
 		defer waitControllers()

@@ -649,6 +649,16 @@ func (d *Descheduler) Controllers() []framework.Controller {
 	return out
 }
 
+// WatchWindows logs and sets the eviction_window_open gauge at every edge of each profile's
+// eviction windows, on time, until ctx is done (evictions check the windows themselves).
+func (d *Descheduler) WatchWindows(ctx context.Context) {
+	for _, p := range d.profiles {
+		if p.evictor.Windows != nil {
+			go p.evictor.Windows.WatchEdges(ctx, p.Name, d.metrics, p.evictor.Now)
+		}
+	}
+}
+
 // StartControllers starts every Controller plugin once, each in its own goroutine, and returns a
 // function that waits for them to return after ctx is done.
 func (d *Descheduler) StartControllers(ctx context.Context) (wait func()) {
