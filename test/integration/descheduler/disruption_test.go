@@ -25,6 +25,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/test/harness"
+	"github.com/accord-sched/accord/test/harness/inprocess"
 )
 
 // disruptionCluster is a namespace with nodes, each with a ClusterScopedResource enabling CPU, and a
@@ -256,24 +257,7 @@ profiles:
 // until the test ends.
 func runDescheduler(t *testing.T, cfg runner.Config) {
 	t.Helper()
-	ready := make(chan struct{})
-	cfg.OnReady = func() { close(ready) }
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(ctx, cfg) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("descheduler stopped: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("descheduler not ready after 60 s")
-	}
+	inprocess.Descheduler(t, cfg)
 }
 
 // TestWorkloadBudgetDefault: a Deployment of 20 replicas on two nodes that both stop fitting

@@ -3,7 +3,6 @@ package deschedulerplugins
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -22,8 +21,8 @@ import (
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
-	"github.com/accord-sched/accord/pkg/scheduler/server"
 	"github.com/accord-sched/accord/test/harness"
+	"github.com/accord-sched/accord/test/harness/inprocess"
 )
 
 // schedulerConfig is the sample KubeSchedulerConfiguration (manifests/scheduler/config.yaml).
@@ -43,60 +42,16 @@ func startScheduler(t *testing.T) {
 // test ends.
 func startSchedulerWith(t *testing.T, config string) {
 	t.Helper()
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := env.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- server.RunInProcess(ctx, kubeconfig, config) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("scheduler: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("scheduler did not stop")
-		}
-	})
-	select {
-	case err := <-done:
-		t.Fatalf("scheduler stopped early: %v", err)
-	case <-time.After(200 * time.Millisecond):
-	}
+	inprocess.Scheduler(t, env, config)
 }
 
 // startDescheduler runs accord-descheduler in-process in periodic and event-triggered mode.
 func startDescheduler(t *testing.T, policy string, interval time.Duration) *metrics.Metrics {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(path, []byte(policy), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	m := metrics.New()
-	ready := make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		// The descheduler simulates the scheduler it works with (SchedulerSimulation).
-		done <- runner.Run(ctx, runner.Config{RestConfig: env.Config, PolicyConfigFile: path, SchedulerConfigFile: schedulerConfig(), DeschedulingInterval: interval,
-			EventDriven: true, Metrics: m, OnReady: func() { close(ready) }})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("descheduler: %v", err)
-		}
-	})
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("descheduler stopped early: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("descheduler not ready")
-	}
+	// The descheduler simulates the scheduler it works with (SchedulerSimulation).
+	inprocess.Descheduler(t, runner.Config{RestConfig: env.Config, PolicyConfigFile: inprocess.WriteFile(t, "policy.yaml", policy),
+		SchedulerConfigFile: schedulerConfig(), DeschedulingInterval: interval, EventDriven: true, Metrics: m})
 	return m
 }
 

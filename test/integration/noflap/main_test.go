@@ -11,15 +11,11 @@
 package noflap
 
 import (
-	"context"
-	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
-	schedserver "github.com/accord-sched/accord/pkg/scheduler/server"
 	"github.com/accord-sched/accord/test/harness"
+	"github.com/accord-sched/accord/test/harness/inprocess"
 )
 
 var env *harness.Env
@@ -61,22 +57,7 @@ profiles:
 // its configuration.
 func startScheduler(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "scheduler-config.yaml")
-	if err := os.WriteFile(cfg, []byte(schedulerConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := env.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := schedserver.RunInProcess(ctx, kubeconfig, cfg); err != nil {
-			t.Errorf("accord-scheduler: %v", err)
-		}
-	})
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	cfg := inprocess.WriteFile(t, "scheduler-config.yaml", schedulerConfig)
+	inprocess.Scheduler(t, env, cfg)
 	return cfg
 }

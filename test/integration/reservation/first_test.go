@@ -3,8 +3,6 @@ package reservation
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/test/harness"
+	"github.com/accord-sched/accord/test/harness/inprocess"
 )
 
 const exRes corev1.ResourceName = "example.com/memory"
@@ -121,41 +120,10 @@ profiles:
     deschedule: {enabled: [NodeCRDResourceFit]}
     evict: {enabled: [%s]}
 `, nsLabel+"="+c.ns, evict)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(path, []byte(policy), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	m := metrics.New()
-	ctx, cancel := context.WithCancel(context.Background())
-	ready, done := make(chan struct{}), make(chan error, 1)
-	go func() {
-		done <- runner.Run(ctx, runner.Config{RestConfig: env.Config, PolicyConfigFile: path, SchedulerConfigFile: schedCfg,
-			DeschedulingInterval: 500 * time.Millisecond, Metrics: m, OnReady: func() { close(ready) }})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("descheduler: %v", err)
-		}
-	})
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("descheduler stopped early: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("descheduler not ready")
-	}
+	inprocess.Descheduler(t, runner.Config{RestConfig: env.Config, PolicyConfigFile: inprocess.WriteFile(t, "policy.yaml", policy),
+		SchedulerConfigFile: schedCfg, DeschedulingInterval: 500 * time.Millisecond, Metrics: m})
 	return m
-}
-
-func writeSchedulerConfig(t *testing.T, cfg string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "scheduler-config.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // landing is where the replacement of an evicted StatefulSet pod went.
@@ -177,7 +145,7 @@ func moveUnderBurst(t *testing.T, evict string) (landing, *metrics.Metrics, *clu
 	if old.Spec.NodeName != src {
 		t.Fatalf("db-0 on %s, want %s", old.Spec.NodeName, src)
 	}
-	m := startDescheduler(t, c, evict, writeSchedulerConfig(t, schedulerConfig))
+	m := startDescheduler(t, c, evict, inprocess.WriteFile(t, "scheduler-config.yaml", schedulerConfig))
 	c.setEnabled(t, src, false)
 
 	ctx := context.Background()
@@ -279,7 +247,7 @@ func TestReservationFirstUnplaceableEvictsNothing(t *testing.T) {
 		t.Fatalf("the other reservation is on %q, want %s", r.Status.NodeName, c.nodes[1])
 	}
 	simCfg := strings.Replace(schedulerConfig, "      - name: Reservation\n", "", 1)
-	m := startDescheduler(t, c, "ReservationFirst", writeSchedulerConfig(t, simCfg))
+	m := startDescheduler(t, c, "ReservationFirst", inprocess.WriteFile(t, "scheduler-config.yaml", simCfg))
 	c.setEnabled(t, c.nodes[0], false)
 	// A few failed attempts.
 	if err := harness.WaitFor(context.Background(), 20*time.Second, func(context.Context) (bool, error) {

@@ -7,14 +7,10 @@
 package reservation
 
 import (
-	"context"
-	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 
-	"github.com/accord-sched/accord/pkg/scheduler/server"
 	"github.com/accord-sched/accord/test/harness"
+	"github.com/accord-sched/accord/test/harness/inprocess"
 )
 
 var env *harness.Env
@@ -52,21 +48,5 @@ profiles:
 // startScheduler runs accord-scheduler in-process for the rest of the test.
 func startScheduler(t *testing.T) {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "scheduler-config.yaml")
-	if err := os.WriteFile(cfg, []byte(schedulerConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := env.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := server.RunInProcess(ctx, kubeconfig, cfg); err != nil {
-			t.Errorf("accord-scheduler: %v", err)
-		}
-	})
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	inprocess.Scheduler(t, env, inprocess.WriteFile(t, "scheduler-config.yaml", schedulerConfig))
 }
