@@ -25,6 +25,7 @@ import (
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/pkg/scheduler/server"
 	"github.com/accord-sched/accord/test/harness"
+	"github.com/accord-sched/accord/test/harness/inprocess"
 )
 
 var env *harness.Env
@@ -59,30 +60,7 @@ func startScheduler(t *testing.T) {
 // config (its clientConnection.kubeconfig is replaced) until the test ends.
 func startSchedulerWith(t *testing.T, config string) {
 	t.Helper()
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := env.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- server.RunInProcess(ctx, kubeconfig, config) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("scheduler stopped with an error: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("scheduler did not stop within 30s")
-		}
-	})
-	// A scheduler that fails to start returns at once; give it a moment to do so.
-	select {
-	case err := <-done:
-		t.Fatalf("scheduler stopped early: %v", err)
-	case <-time.After(200 * time.Millisecond):
-	}
+	inprocess.Scheduler(t, env, config)
 }
 
 // testNodes creates simulated nodes named prefix-<random>-<i> and removes them when the test ends
