@@ -82,7 +82,7 @@ type deschedRun struct {
 	// quarter of the CPUs and the code that allocates pays mark assists.
 	GCs    int
 	GCMark time.Duration
-	// Candidates are the pods (namespace/name) SchedulerSimulation decided on, in order.
+	// Candidates are the pods (namespace/name) SchedulerSimulation decided on, each once, in order.
 	Candidates []string
 	// CapSkippedFrom is the plugin the runtime skipped first once the total cap was reached, and
 	// every one after it (empty: the cap was not reached before the last plugin).
@@ -191,8 +191,14 @@ func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedule
 	r.Admitted = strings.Count(log, `"Eviction admitted by the scheduler simulation"`)
 	r.Simulated = r.Admitted + strings.Count(log, `"Eviction blocked by the scheduler simulation"`)
 	r.DryRun = strings.Count(log, `"Dry run: would evict pod"`)
+	// A pod can be simulated more than once in a cycle (by two plugins, or blocked and later
+	// admitted); the copies for kube-scheduler need one per pod.
+	seen := map[string]bool{}
 	for _, m := range candidate.FindAllStringSubmatch(log, -1) {
-		r.Candidates = append(r.Candidates, m[1])
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			r.Candidates = append(r.Candidates, m[1])
+		}
 	}
 	if m := capSkipped.FindStringSubmatch(log); m != nil {
 		r.CapSkippedFrom = m[1]
