@@ -18,6 +18,9 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 
+	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/crdcheck"
+	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 )
 
@@ -132,6 +135,16 @@ type Handle interface {
 	NodeSelector() labels.Selector
 	// MetricsProviders are the policy's sources of real utilization (see MetricsProviders).
 	MetricsProviders() MetricsProviders
+	// ServesCRD reports whether the cluster serves one of Accord's CRDs, as API discovery found at
+	// start. A plugin asks before it requests an informer of AccordInformerFactory, because an
+	// informer of a resource the cluster does not serve never syncs (see RequireCRD).
+	ServesCRD(crd crdcheck.CRD) bool
+	// MissingCRPolicy is the profile's rule for nodes without a ClusterScopedResource: the one its
+	// enabled plugins' args set (MissingCRPolicyArgs), else config.DefaultMissingCRPolicy.
+	MissingCRPolicy() config.MissingCRPolicy
+	// AccordClient writes Accord's CRs (the ReservationFirst evict plugin's Reservations); nil when
+	// the descheduler was given no such client.
+	AccordClient() accordclient.Interface
 }
 
 // Status is the result of a Deschedule or Balance call; nil or a nil Err means success.

@@ -9,8 +9,10 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
+	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 )
 
@@ -32,17 +34,27 @@ type Handle struct {
 	Metrics framework.MetricsProviders
 	// Profile is the profile's name; "" reads "test".
 	Profile string
-	// CRPolicy is the profile's missingCRPolicy (framework.MissingCRPolicyOf); "" is the default.
+	// CRPolicy is the profile's missingCRPolicy (MissingCRPolicy); "" is the default.
 	CRPolicy config.MissingCRPolicy
+	// CRDs tells which of Accord's CRDs the cluster serves (ServesCRD); nil: every one.
+	CRDs crdcheck.Availability
 }
 
-var (
-	_ framework.Handle         = &Handle{}
-	_ framework.CRPolicySource = &Handle{}
-)
+var _ framework.Handle = &Handle{}
 
-// MissingCRPolicy returns CRPolicy.
-func (h *Handle) MissingCRPolicy() config.MissingCRPolicy { return h.CRPolicy }
+// MissingCRPolicy returns CRPolicy, or config.DefaultMissingCRPolicy when it is "".
+func (h *Handle) MissingCRPolicy() config.MissingCRPolicy {
+	if h.CRPolicy == "" {
+		return config.DefaultMissingCRPolicy
+	}
+	return h.CRPolicy
+}
+
+// ServesCRD asks CRDs (every CRD is served when it is nil).
+func (h *Handle) ServesCRD(crd crdcheck.CRD) bool { return h.CRDs == nil || h.CRDs.Serves(crd) }
+
+// AccordClient returns the Cluster's fake Accord clientset.
+func (h *Handle) AccordClient() accordclient.Interface { return h.Cluster.Accord }
 
 // NewHandle returns a Handle over c with the pod node index registered on c's informer factory
 // (before the factory starts).

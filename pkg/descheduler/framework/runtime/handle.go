@@ -75,17 +75,18 @@ type handle struct {
 	accordClient accordclient.Interface
 }
 
-var (
-	_ framework.Handle          = &handle{}
-	_ framework.CRDAvailability = &handle{}
-	_ framework.CRPolicySource  = &handle{}
-)
+var _ framework.Handle = &handle{}
 
-// AccordClient is the client of Accord's CRs (see framework.AccordClientOf).
+// AccordClient is the client of Accord's CRs (Options.AccordClient).
 func (h *handle) AccordClient() accordclient.Interface { return h.accordClient }
 
-// MissingCRPolicy is the profile's missingCRPolicy (see framework.MissingCRPolicyOf).
-func (h *handle) MissingCRPolicy() config.MissingCRPolicy { return h.crPolicy }
+// MissingCRPolicy is the profile's missingCRPolicy, the default when no plugin sets one.
+func (h *handle) MissingCRPolicy() config.MissingCRPolicy {
+	if h.crPolicy == "" {
+		return config.DefaultMissingCRPolicy
+	}
+	return h.crPolicy
+}
 
 // ServesCRD reports whether the cluster serves crd (Options.CRDs; every CRD when that is nil).
 func (h *handle) ServesCRD(crd crdcheck.CRD) bool { return h.crds == nil || h.crds.Serves(crd) }

@@ -48,7 +48,7 @@ type Options struct {
 	InformerFactory       informers.SharedInformerFactory
 	AccordInformerFactory accordinformers.SharedInformerFactory
 	// AccordClient writes Accord's CRs (the ReservationFirst evict plugin's Reservations); plugins
-	// reach it through framework.AccordClientOf. Nil: no plugin can write them.
+	// reach it through Handle.AccordClient. Nil: no plugin can write them.
 	AccordClient accordclient.Interface
 	// EventRecorder records Events on evicted pods; nil records none.
 	EventRecorder events.EventRecorder
@@ -64,7 +64,7 @@ type Options struct {
 	// TracerProvider, when set, traces every cycle, every Deschedule/Balance call and every
 	// eviction a plugin asks for (see tracing.go); nil traces nothing.
 	TracerProvider trace.TracerProvider
-	// CRDs tells plugins which of Accord's CRDs the cluster serves (framework.ServesCRD), as API
+	// CRDs tells plugins which of Accord's CRDs the cluster serves (Handle.ServesCRD), as API
 	// discovery found at start; nil means every CRD is taken to be served.
 	CRDs crdcheck.Availability
 	// CacheGate, when set, is checked before every cycle and before every eviction: while it names

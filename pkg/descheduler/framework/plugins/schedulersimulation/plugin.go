@@ -170,7 +170,7 @@ func NewWithClock(ctx context.Context, args *SchedulerSimulationArgs, h framewor
 // crdAvailability answers for the Handle which CRDs the cluster serves.
 type crdAvailability struct{ h framework.Handle }
 
-func (a crdAvailability) Serves(crd crdcheck.CRD) bool { return framework.ServesCRD(a.h, crd) }
+func (a crdAvailability) Serves(crd crdcheck.CRD) bool { return a.h.ServesCRD(crd) }
 
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return Name }
