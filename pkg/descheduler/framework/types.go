@@ -135,6 +135,13 @@ type Handle interface {
 	NodeSelector() labels.Selector
 	// MetricsProviders are the policy's sources of real utilization (see MetricsProviders).
 	MetricsProviders() MetricsProviders
+	// Nodes returns every node matching sel (nil: every node), Ready or not. Inside a descheduling
+	// cycle it is the node list the runtime took once at the cycle's start (the one Deschedule and
+	// Balance are given a Ready, profile-selected part of), so code that looks at every node for
+	// each candidate (nodeFit, a NodeVerdicter) pays for no list of its own; outside a cycle (a
+	// Controller's Run) it is a fresh list from the informer cache. The slice is shared: do not
+	// modify it.
+	Nodes(sel labels.Selector) ([]*corev1.Node, error)
 	// ServesCRD reports whether the cluster serves one of Accord's CRDs, as API discovery found at
 	// start. A plugin asks before it requests an informer of AccordInformerFactory, because an
 	// informer of a resource the cluster does not serve never syncs (see RequireCRD).

@@ -28,8 +28,8 @@ type Handle struct {
 	Evict framework.Evictor
 	// Recorder is what EventRecorder returns.
 	Recorder events.EventRecorder
-	// Nodes is the profile's node selector; nil selects every node.
-	Nodes labels.Selector
+	// Selector is the profile's node selector (NodeSelector); nil selects every node.
+	Selector labels.Selector
 	// Metrics is what MetricsProviders returns.
 	Metrics framework.MetricsProviders
 	// Profile is the profile's name; "" reads "test".
@@ -81,10 +81,19 @@ func (h *Handle) ProfileName() string {
 }
 
 func (h *Handle) NodeSelector() labels.Selector {
-	if h.Nodes == nil {
+	if h.Selector == nil {
 		return labels.Everything()
 	}
-	return h.Nodes
+	return h.Selector
+}
+
+// Nodes lists the Cluster's nodes matching sel (nil: every node) from its informer cache: the fake
+// has no cycles, so every call lists afresh.
+func (h *Handle) Nodes(sel labels.Selector) ([]*corev1.Node, error) {
+	if sel == nil {
+		sel = labels.Everything()
+	}
+	return h.Cluster.Factory.Core().V1().Nodes().Lister().List(sel)
 }
 
 func (h *Handle) GetPodsAssignedToNode(node string, filter framework.PodFilter) ([]*corev1.Pod, error) {

@@ -111,7 +111,9 @@ type Descheduler struct {
 	limiter  *evictions.Limiter
 	metrics  *metrics.Metrics
 	nodes    corelisters.NodeLister
-	pods     corelisters.PodLister
+	// cycle is the cycle's node list every Handle's Nodes reads.
+	cycle *cycleNodes
+	pods  corelisters.PodLister
 	// client and dryRun: soft eviction's clean-up writes with client, never in dry-run mode.
 	client  clientset.Interface
 	dryRun  bool
@@ -146,6 +148,7 @@ func New(ctx context.Context, p *descheduler.DeschedulerPolicy, opts Options) (*
 		limiter:         evictions.NewLimiter(evictions.LimitsFromPolicy(p)),
 		metrics:         opts.Metrics,
 		nodes:           nodeInformer.Lister(),
+		cycle:           &cycleNodes{lister: nodeInformer.Lister()},
 		pods:            opts.InformerFactory.Core().V1().Pods().Lister(),
 		client:          opts.Client,
 		dryRun:          opts.DryRun,
@@ -225,7 +228,7 @@ func (d *Descheduler) buildProfile(ctx context.Context, i int, p *descheduler.De
 	}
 	h := &handle{profile: cfg.Name, client: opts.Client, factory: opts.InformerFactory, accord: opts.AccordInformerFactory,
 		evictor: ev, pods: pods, recorder: opts.EventRecorder, nodes: sel, metrics: d.sources, crds: opts.CRDs, crPolicy: crPolicy,
-		accordClient: opts.AccordClient}
+		accordClient: opts.AccordClient, cycle: d.cycle}
 	prof := &Profile{Name: cfg.Name, nodeSelector: sel, evictor: ev, handle: h}
 
 	built := map[string]framework.Plugin{}
@@ -455,8 +458,8 @@ func (d *Descheduler) HasSynced() bool {
 	return true
 }
 
-// RunCycle runs one descheduling cycle: it resets the per-cycle limits, lists the Ready nodes from the
-// informer cache, runs every profile's Deschedule plugins, then every profile's Balance plugins. A
+// RunCycle runs one descheduling cycle: it resets the per-cycle limits, lists the nodes from the
+// informer cache once (Handle.Nodes answers from that list until the cycle ends), runs every profile's Deschedule plugins, then every profile's Balance plugins. A
 // failing (or panicking) plugin is logged and counted and does not stop the others.
 func (d *Descheduler) RunCycle(ctx context.Context) {
 	start := time.Now()
@@ -472,6 +475,8 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 		logger.Error(err, "Listing nodes")
 		return
 	}
+	d.cycle.begin(all)
+	defer d.cycle.end()
 	ready := make([]*corev1.Node, 0, len(all))
 	for _, n := range all {
 		if constraints.NodeReady(n) {
