@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -307,22 +308,12 @@ func (d *Descheduler) buildProfile(ctx context.Context, i int, p *descheduler.De
 	return prof, errs, nil
 }
 
-// wire connects the plugins of a built profile: the deschedule and balance plugins that are
-// NodeVerdicters (PodIntrinsicNominators) are registered with the preEvictionFilter plugins that are
-// NodeVerdictRegistrars (PodIntrinsicRegistrars),
-// CycleHooks are collected for RunCycle, SyncedPlugins join HasSynced, and plugin metrics are registered with the descheduler's
-// registry.
+// wire connects the plugins of a built profile: the profile's deschedule and balance plugins are
+// handed to its preEvictionFilter plugins that are PlacementJudges (and their HasSynced joins the
+// descheduler's), CycleHooks are collected for RunCycle, and plugin metrics are registered with the
+// descheduler's registry.
 func (d *Descheduler) wire(prof *Profile, cfg *descheduler.DeschedulerProfile, opts Options) error {
-	var registrars []framework.NodeVerdictRegistrar
-	var intrinsics []framework.PodIntrinsicRegistrar
-	for _, ep := range prof.evictor.PreEvictionFilters {
-		if r, ok := ep.(framework.NodeVerdictRegistrar); ok {
-			registrars = append(registrars, r)
-		}
-		if r, ok := ep.(framework.PodIntrinsicRegistrar); ok {
-			intrinsics = append(intrinsics, r)
-		}
-	}
+	var nominators []framework.Nominator
 	seen := map[string]bool{}
 	for _, point := range []policy.ExtensionPoint{policy.Deschedule, policy.Balance} {
 		for _, name := range policy.Enabled(&cfg.Plugins, point) {
@@ -334,25 +325,26 @@ func (d *Descheduler) wire(prof *Profile, cfg *descheduler.DeschedulerProfile, o
 				if pl.Name() != name {
 					continue
 				}
-				if v, ok := pl.(framework.NodeVerdicter); ok {
-					for _, r := range registrars {
-						r.AddNodeVerdicter(name, v)
-					}
+				n := framework.Nominator{Name: name}
+				n.Verdicter, _ = pl.(framework.NodeVerdicter)
+				if pi, ok := pl.(framework.PodIntrinsicNominator); ok {
+					n.PodIntrinsic = pi.NominatesPodIntrinsically()
 				}
-				if n, ok := pl.(framework.PodIntrinsicNominator); ok && n.NominatesPodIntrinsically() {
-					for _, r := range intrinsics {
-						r.AddPodIntrinsicNominator(name)
-					}
-				}
+				nominators = append(nominators, n)
 			}
+		}
+	}
+	for _, ep := range prof.evictor.PreEvictionFilters {
+		if j, ok := ep.(framework.PlacementJudge); ok {
+			j.SetNominators(slices.Clone(nominators))
 		}
 	}
 	for _, pl := range prof.plugins {
 		if hk, ok := pl.(framework.CycleHook); ok {
 			prof.hooks = append(prof.hooks, hk)
 		}
-		if sp, ok := pl.(framework.SyncedPlugin); ok {
-			d.synced = append(d.synced, sp.HasSynced)
+		if j, ok := pl.(framework.PlacementJudge); ok {
+			d.synced = append(d.synced, j.HasSynced)
 		}
 		if mr, ok := pl.(MetricsRegisterer); ok && d.metrics.Registry != nil {
 			if err := mr.RegisterMetrics(d.metrics.Registry); err != nil {
@@ -441,13 +433,13 @@ func (d *Descheduler) Limiter() *evictions.Limiter { return d.limiter }
 // Metrics returns the metrics the descheduler records.
 func (d *Descheduler) Metrics() *metrics.Metrics { return d.metrics }
 
-// WaitForCacheSync waits for the node and pod informers and the SyncedPlugins (see HasSynced).
+// WaitForCacheSync waits for the node and pod informers and the PlacementJudges (see HasSynced).
 func (d *Descheduler) WaitForCacheSync(ctx context.Context) bool {
 	return cache.WaitForCacheSync(ctx.Done(), d.synced...)
 }
 
 // HasSynced reports whether the node and pod informers have synced and every plugin with state of
-// its own fed by informer handlers (framework.SyncedPlugin) has been delivered their initial lists;
+// its own fed by informer handlers (a framework.PlacementJudge) has been delivered their initial lists;
 // WaitForCacheSync waits for it.
 func (d *Descheduler) HasSynced() bool {
 	for _, s := range d.synced {
