@@ -109,13 +109,12 @@ func (p *pluginEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framewo
 }
 
 var (
-	_ framework.Evictor      = &ProfileEvictor{}
-	_ framework.LimitChecker = &ProfileEvictor{}
-	_ framework.LimitChecker = &pluginEvictor{}
+	_ framework.Evictor = &ProfileEvictor{}
+	_ framework.Evictor = &pluginEvictor{}
 )
 
 // CheckLimits returns the limit error Evict would return now for pod because of the cycle's
-// limits, or nil (framework.LimitChecker); it reserves nothing.
+// limits, or nil (framework.Evictor); it reserves nothing.
 func (e *ProfileEvictor) CheckLimits(pod *corev1.Pod) error { return e.checkLimits(pod, "") }
 
 // checkLimits also tells the Observer of a pod the workload budget holds (explain shows it), as

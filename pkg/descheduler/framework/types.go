@@ -98,13 +98,10 @@ type Evictor interface {
 	// gone (another eviction won a race; nothing to do, see IsPodGone), or the evict plugin's error
 	// (for the Eviction API, a TooManyRequests error when a PodDisruptionBudget forbids it).
 	Evict(ctx context.Context, pod *corev1.Pod, opts EvictOptions) error
-}
-
-// LimitChecker is implemented by the runtime's Evictors: CheckLimits returns the limit error
-// (*EvictionLimitError) Evict would return now for the pod because of the cycle's eviction limits,
-// or nil. It reserves nothing. Plugins (pluginutil.Evict) ask it before PreEvictionFilter, so that
-// a pod no limit would let go is not simulated (nor admitted into the simulation) for nothing.
-type LimitChecker interface {
+	// CheckLimits returns the limit error (*EvictionLimitError) Evict would return now for the pod
+	// because of the cycle's eviction limits, or nil. It reserves nothing. Evict (the function) asks
+	// it before PreEvictionFilter, so that a pod no limit would let go is not simulated (nor
+	// admitted into the simulation) for nothing.
 	CheckLimits(pod *corev1.Pod) error
 }
 

@@ -210,7 +210,7 @@ func TestRuntimeWaitsForPlacementJudges(t *testing.T) {
 	}
 }
 
-// A plugin's evictor answers CheckLimits with the cycle's limits, so pluginutil.Evict stops a pod
+// A plugin's evictor answers CheckLimits with the cycle's limits, so framework.Evict stops a pod
 // no limit lets go before the preEvictionFilters simulate it.
 func TestPluginEvictorChecksLimits(t *testing.T) {
 	rec := &recorder{}
@@ -238,10 +238,7 @@ profiles:
 	if !d.WaitForCacheSync(context.Background()) {
 		t.Fatal("caches not synced")
 	}
-	lc, ok := nominator.h.Evictor().(framework.LimitChecker)
-	if !ok {
-		t.Fatalf("a plugin's evictor (%T) is not a framework.LimitChecker", nominator.h.Evictor())
-	}
+	lc := nominator.h.Evictor()
 	d.Limiter().Reset()
 	if err := lc.CheckLimits(b); err != nil {
 		t.Fatalf("before any eviction: %v", err)

@@ -116,7 +116,7 @@ func (p *Plugin) Deschedule(ctx context.Context, nodes []*corev1.Node) *framewor
 		if err != nil {
 			return framework.NewStatus(err)
 		}
-		if res == pluginutil.Stop {
+		if res == framework.StopEvicting {
 			break
 		}
 	}
@@ -125,14 +125,14 @@ func (p *Plugin) Deschedule(ctx context.Context, nodes []*corev1.Node) *framewor
 
 // checkNode evicts the violators on node. It returns Stop when the cycle's limit is reached, Failed
 // when violators remain on the node (a limit, a PDB or an evictor filter kept them), Evicted otherwise.
-func (p *Plugin) checkNode(ctx context.Context, node *corev1.Node) (pluginutil.Outcome, error) {
+func (p *Plugin) checkNode(ctx context.Context, node *corev1.Node) (framework.EvictOutcome, error) {
 	logger := klog.FromContext(ctx)
 	csr, err := p.csrOf(node.Name)
 	if err != nil {
-		return pluginutil.Failed, fmt.Errorf("reading ClusterScopedResource %q: %w", node.Name, err)
+		return framework.NotEvicted, fmt.Errorf("reading ClusterScopedResource %q: %w", node.Name, err)
 	}
 	if csr == nil && p.args.MissingCRPolicy == config.MissingCRPolicyIgnore {
-		return pluginutil.Evicted, nil
+		return framework.Evicted, nil
 	}
 	buf := make([]corev1.ResourceName, 0, 8)
 	reasons := map[*corev1.Pod]string{}
@@ -147,10 +147,10 @@ func (p *Plugin) checkNode(ctx context.Context, node *corev1.Node) (pluginutil.O
 		return bad
 	}))
 	if err != nil {
-		return pluginutil.Failed, err
+		return framework.NotEvicted, err
 	}
 	if len(pods) == 0 {
-		return pluginutil.Evicted, nil
+		return framework.Evicted, nil
 	}
 	pluginutil.SortByPriorityLowToHigh(pods)
 	for _, pod := range pods {
@@ -242,7 +242,7 @@ func (p *Plugin) processNext(ctx context.Context, queue workqueue.TypedRateLimit
 	if err != nil {
 		logger.Error(err, "Checking node", "node", name)
 	}
-	if err != nil || res == pluginutil.Stop || res == pluginutil.Failed {
+	if err != nil || res == framework.StopEvicting || res == framework.NotEvicted {
 		queue.AddRateLimited(name)
 		return true
 	}

@@ -207,12 +207,12 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 			if evicted[pod] {
 				continue
 			}
-			switch pluginutil.Evict(ctx, ev, pod, Name, fmt.Sprintf("%d pods of the same owner on node %s, at most %d wanted", len(dups)+1, nodeName, upper)) {
-			case pluginutil.Evicted:
+			switch framework.Evict(ctx, ev, pod, Name, fmt.Sprintf("%d pods of the same owner on node %s, at most %d wanted", len(dups)+1, nodeName, upper)) {
+			case framework.Evicted:
 				evicted[pod] = true
-			case pluginutil.Stop:
+			case framework.StopEvicting:
 				return nil
-			case pluginutil.NodeFull:
+			case framework.NodeFull:
 				i = len(dups)
 			}
 		}
