@@ -106,10 +106,7 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Start(t)
-	if !d.WaitForCacheSync(context.Background()) {
-		t.Fatal("caches not synced")
-	}
+	startSynced(t, c, d)
 	d.RunCycle(context.Background())
 	if !slices.Equal(j.verdicters, []string{"Nominator"}) {
 		t.Errorf("NodeVerdicters registered: %v", j.verdicters)
@@ -234,10 +231,7 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Start(t)
-	if !d.WaitForCacheSync(context.Background()) {
-		t.Fatal("caches not synced")
-	}
+	startSynced(t, c, d)
 	lc := nominator.h.Evictor()
 	d.Limiter().Reset()
 	if err := lc.CheckLimits(b); err != nil {

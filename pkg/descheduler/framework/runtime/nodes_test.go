@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,9 +13,6 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
-	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
-	"github.com/accord-sched/accord/pkg/descheduler/metrics"
-	"github.com/accord-sched/accord/pkg/descheduler/policy"
 )
 
 // nodeLooker records what Handle.Nodes answers during its Deschedule.
@@ -61,26 +57,16 @@ func TestHandleNodesIsTheCycleList(t *testing.T) {
 	notReady := fake.Node("n3", map[string]string{"zone": "1"}, 4, 8)
 	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
 	c := fake.NewCluster(fake.Node("n1", map[string]string{"zone": "1"}, 4, 8), fake.Node("n2", map[string]string{"zone": "2"}, 4, 8), notReady)
-	p, err := policy.Decode([]byte(`apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-profiles:
+	d, err := build(t, c, reg, `profiles:
 - name: p
   plugins:
     deschedule: {enabled: [NodeLooker]}
     preEvictionFilter: {disabled: [SchedulerSimulation]}
-`), plugins.NewInTreeArgs())
+`, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := fwruntime.New(t.Context(), p, fwruntime.Options{Client: c.Client, InformerFactory: c.Factory, AccordInformerFactory: c.CRs,
-		Registry: reg, Metrics: metrics.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Start(t)
-	if !d.WaitForCacheSync(context.Background()) {
-		t.Fatal("caches not synced")
-	}
+	startSynced(t, c, d)
 	d.RunCycle(context.Background())
 	if want := []string{"n1", "n2"}; !slices.Equal(l.given, want) {
 		t.Errorf("Deschedule was given %v, want the Ready nodes %v", l.given, want)
@@ -99,18 +85,8 @@ profiles:
 	if _, err := c.Client.CoreV1().Nodes().Create(t.Context(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n4"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitFor(t, func() bool {
 		nodes, err := l.h.Nodes(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if slices.Contains(nodeNames(nodes), "n4") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Nodes outside a cycle = %v after 10s, want n4 among them", nodeNames(nodes))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err == nil && slices.Contains(nodeNames(nodes), "n4")
+	})
 }

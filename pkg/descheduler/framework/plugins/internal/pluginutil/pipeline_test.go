@@ -21,6 +21,8 @@ type recordingEvictor struct {
 	gate     func(inFlight []*corev1.Pod)
 	limit    int
 	limitErr error
+	// checkErr is what CheckLimits returns: the cycle's limits stop every pod before it is decided.
+	checkErr error
 
 	mu        sync.Mutex
 	decided   []string
@@ -31,7 +33,7 @@ type recordingEvictor struct {
 }
 
 func (e *recordingEvictor) Filter(*corev1.Pod) bool       { return true }
-func (e *recordingEvictor) CheckLimits(*corev1.Pod) error { return nil }
+func (e *recordingEvictor) CheckLimits(*corev1.Pod) error { return e.checkErr }
 
 func (e *recordingEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
 	e.mu.Lock()
