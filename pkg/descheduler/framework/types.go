@@ -79,8 +79,9 @@ type EvictOptions struct {
 	// DeleteOptions are passed to the eviction; the policy's gracePeriodSeconds fills in
 	// GracePeriodSeconds when the plugin leaves it nil.
 	DeleteOptions *metav1.DeleteOptions
-	// PredictedNode is where a preEvictionFilter plugin that is a NodePredictor (SchedulerSimulation)
-	// predicted the pod's replacement; the evictor fills it in for the evict plugin ("" when none).
+	// PredictedNode is where a preEvictionFilter plugin that is a PlacementJudge (SchedulerSimulation)
+	// predicted the pod's replacement (PlacementJudge.Admitted); the evictor fills it in for the
+	// evict plugin ("" when none).
 	PredictedNode string
 }
 
