@@ -85,7 +85,7 @@ type Record struct {
 }
 
 // ForPlugin returns the evictor a plugin gets in its Handle: the profile's evictor, telling the
-// preEvictionFilter plugins that implement framework.NominatorAwareFilter which plugin nominated
+// preEvictionFilter plugins that are framework.PlacementJudges which plugin nominated
 // the pod, and naming the plugin in evictions that do not.
 func (e *ProfileEvictor) ForPlugin(name string) framework.Evictor {
 	return &pluginEvictor{e: e, plugin: name}
@@ -109,13 +109,12 @@ func (p *pluginEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framewo
 }
 
 var (
-	_ framework.Evictor      = &ProfileEvictor{}
-	_ framework.LimitChecker = &ProfileEvictor{}
-	_ framework.LimitChecker = &pluginEvictor{}
+	_ framework.Evictor = &ProfileEvictor{}
+	_ framework.Evictor = &pluginEvictor{}
 )
 
 // CheckLimits returns the limit error Evict would return now for pod because of the cycle's
-// limits, or nil (framework.LimitChecker); it reserves nothing.
+// limits, or nil (framework.Evictor); it reserves nothing.
 func (e *ProfileEvictor) CheckLimits(pod *corev1.Pod) error { return e.checkLimits(pod, "") }
 
 // checkLimits also tells the Observer of a pod the workload budget holds (explain shows it), as
@@ -202,8 +201,8 @@ func (e *ProfileEvictor) preEvictionFilter(pod *corev1.Pod, nominator string) bo
 	blockedBy := ""
 	for _, f := range e.PreEvictionFilters {
 		var ok bool
-		if na, aware := f.(framework.NominatorAwareFilter); aware && nominator != "" {
-			ok = na.PreEvictionFilterFor(pod, nominator)
+		if j, judge := f.(framework.PlacementJudge); judge && nominator != "" {
+			ok = j.PreEvictionFilterFor(pod, nominator)
 		} else {
 			ok = f.PreEvictionFilter(pod)
 		}
@@ -216,19 +215,6 @@ func (e *ProfileEvictor) preEvictionFilter(pod *corev1.Pod, nominator string) bo
 		e.Observer(Record{Profile: e.Profile, Plugin: nominator, Pod: pod, Stage: StagePreEvictionFilter, BlockedBy: blockedBy})
 	}
 	return blockedBy == ""
-}
-
-// evictionMessage joins what the preEvictionFilter plugins add to an eviction's Event.
-func (e *ProfileEvictor) evictionMessage(pod *corev1.Pod) string {
-	var parts []string
-	for _, f := range e.PreEvictionFilters {
-		if m, ok := f.(framework.EvictionMessager); ok {
-			if msg := m.EvictionMessage(pod); msg != "" {
-				parts = append(parts, msg)
-			}
-		}
-	}
-	return strings.Join(parts, "; ")
 }
 
 // Evict checks the limits, then evicts the pod through the evict plugin (or, in dry-run mode, logs
@@ -280,7 +266,7 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		}
 		defer e.Limiter.Unclaim(pod.UID)
 	}
-	extra := e.evictionMessage(pod)
+	predicted, extra := e.admitted(pod)
 	slot, err := e.Limiter.Reserve(node, pod.Namespace)
 	if err != nil {
 		logger.V(3).Info("Eviction skipped", "pod", klog.KObj(pod), "node", node, "plugin", opts.PluginName, "reason", err)
@@ -313,7 +299,7 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		opts.DeleteOptions = d
 	}
 	if opts.PredictedNode == "" {
-		opts.PredictedNode = e.predictedNode(pod)
+		opts.PredictedNode = predicted
 	}
 	start := time.Now()
 	if done, err := e.evictDeferred(ctx, pod, opts, slot, bslot, extra); done {

@@ -217,7 +217,7 @@ func TestCheckLimitsReservesNothing(t *testing.T) {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}, Spec: corev1.PodSpec{NodeName: node}}
 	}
 	for i := 0; i < 3; i++ {
-		if err := e.ForPlugin("Pl").(framework.LimitChecker).CheckLimits(pod("n1", "ns")); err != nil {
+		if err := e.ForPlugin("Pl").CheckLimits(pod("n1", "ns")); err != nil {
 			t.Fatalf("check %d: %v", i, err)
 		}
 	}

@@ -18,6 +18,9 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 
+	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/crdcheck"
+	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 )
 
@@ -76,8 +79,9 @@ type EvictOptions struct {
 	// DeleteOptions are passed to the eviction; the policy's gracePeriodSeconds fills in
 	// GracePeriodSeconds when the plugin leaves it nil.
 	DeleteOptions *metav1.DeleteOptions
-	// PredictedNode is where a preEvictionFilter plugin that is a NodePredictor (SchedulerSimulation)
-	// predicted the pod's replacement; the evictor fills it in for the evict plugin ("" when none).
+	// PredictedNode is where a preEvictionFilter plugin that is a PlacementJudge (SchedulerSimulation)
+	// predicted the pod's replacement (PlacementJudge.Admitted); the evictor fills it in for the
+	// evict plugin ("" when none).
 	PredictedNode string
 }
 
@@ -95,13 +99,10 @@ type Evictor interface {
 	// gone (another eviction won a race; nothing to do, see IsPodGone), or the evict plugin's error
 	// (for the Eviction API, a TooManyRequests error when a PodDisruptionBudget forbids it).
 	Evict(ctx context.Context, pod *corev1.Pod, opts EvictOptions) error
-}
-
-// LimitChecker is implemented by the runtime's Evictors: CheckLimits returns the limit error
-// (*EvictionLimitError) Evict would return now for the pod because of the cycle's eviction limits,
-// or nil. It reserves nothing. Plugins (pluginutil.Evict) ask it before PreEvictionFilter, so that
-// a pod no limit would let go is not simulated (nor admitted into the simulation) for nothing.
-type LimitChecker interface {
+	// CheckLimits returns the limit error (*EvictionLimitError) Evict would return now for the pod
+	// because of the cycle's eviction limits, or nil. It reserves nothing. Evict (the function) asks
+	// it before PreEvictionFilter, so that a pod no limit would let go is not simulated (nor
+	// admitted into the simulation) for nothing.
 	CheckLimits(pod *corev1.Pod) error
 }
 
@@ -132,6 +133,23 @@ type Handle interface {
 	NodeSelector() labels.Selector
 	// MetricsProviders are the policy's sources of real utilization (see MetricsProviders).
 	MetricsProviders() MetricsProviders
+	// Nodes returns every node matching sel (nil: every node), Ready or not. Inside a descheduling
+	// cycle it is the node list the runtime took once at the cycle's start (the one Deschedule and
+	// Balance are given a Ready, profile-selected part of), so code that looks at every node for
+	// each candidate (nodeFit, a NodeVerdicter) pays for no list of its own; outside a cycle (a
+	// Controller's Run) it is a fresh list from the informer cache. The slice is shared: do not
+	// modify it.
+	Nodes(sel labels.Selector) ([]*corev1.Node, error)
+	// ServesCRD reports whether the cluster serves one of Accord's CRDs, as API discovery found at
+	// start. A plugin asks before it requests an informer of AccordInformerFactory, because an
+	// informer of a resource the cluster does not serve never syncs (see RequireCRD).
+	ServesCRD(crd crdcheck.CRD) bool
+	// MissingCRPolicy is the profile's rule for nodes without a ClusterScopedResource: the one its
+	// enabled plugins' args set (MissingCRPolicyArgs), else config.DefaultMissingCRPolicy.
+	MissingCRPolicy() config.MissingCRPolicy
+	// AccordClient writes Accord's CRs (the ReservationFirst evict plugin's Reservations); nil when
+	// the descheduler was given no such client.
+	AccordClient() accordclient.Interface
 }
 
 // Status is the result of a Deschedule or Balance call; nil or a nil Err means success.
@@ -157,68 +175,65 @@ func (s *Status) AsError() error {
 }
 
 // NodeVerdicter is implemented by a deschedule or balance plugin that can tell whether a pod, once
-// placed on node, would itself be nominated by it again (flagged, and why). The runtime registers
-// every enabled plugin that implements it with every preEvictionFilter plugin of the same profile
-// that implements NodeVerdictRegistrar (SchedulerSimulation), which refuses an eviction whose
-// predicted node would be flagged. It must use the same code the plugin nominates with.
+// placed on node, would itself be nominated by it again (flagged, and why). The runtime hands every
+// enabled plugin of a profile that implements it to the profile's PlacementJudges (SchedulerSimulation),
+// which refuse an eviction whose predicted node would be flagged. It must use the same code the
+// plugin nominates with.
 type NodeVerdicter interface {
 	NodeVerdict(pod *corev1.Pod, node *corev1.Node) (flagged bool, reason string)
 }
 
-// NodeVerdictRegistrar is implemented by an evictor plugin that judges predicted nodes with the
-// profile's NodeVerdicters.
-type NodeVerdictRegistrar interface {
-	AddNodeVerdicter(pluginName string, v NodeVerdicter)
-}
-
 // PodIntrinsicNominator is implemented by a deschedule or balance plugin that nominates pods for
 // what they are (age, failures, restarts), not for where they run: evicting such a pod is not a
-// placement decision, and a replacement on the same node is no loop. The runtime tells every
-// preEvictionFilter plugin of the profile that implements PodIntrinsicRegistrar (SchedulerSimulation,
-// which then records its prediction but never blocks those nominations).
+// placement decision, and a replacement on the same node is no loop. The runtime tells the
+// profile's PlacementJudges (SchedulerSimulation, which then records its prediction but never blocks
+// those nominations).
 type PodIntrinsicNominator interface {
 	// NominatesPodIntrinsically is true when every nomination of the plugin is pod-intrinsic.
 	NominatesPodIntrinsically() bool
 }
 
-// PodIntrinsicRegistrar is implemented by an evictor plugin that treats the nominations of
-// pod-intrinsic plugins (PodIntrinsicNominator) differently.
-type PodIntrinsicRegistrar interface {
-	AddPodIntrinsicNominator(pluginName string)
-}
-
 // CycleHook is implemented by a plugin that wants to know when a descheduling cycle starts and
-// ends. RunCycle calls BeginCycle on every such plugin of every profile before the first Deschedule
-// and EndCycle after the last Balance.
+// ends (SchedulerSimulation's snapshot, DefaultEvictor's nodeFit totals). RunCycle calls BeginCycle
+// on every such plugin of every profile before the first Deschedule and EndCycle after the last
+// Balance. The cycle's node list needs no hook: see Handle.Nodes.
 type CycleHook interface {
 	BeginCycle(ctx context.Context)
 	EndCycle(ctx context.Context)
 }
 
-// SyncedPlugin is implemented by a plugin that keeps state of its own fed by informer event
-// handlers (SchedulerSimulation's scheduler cache): HasSynced reports whether those handlers have
-// been delivered the informers' initial lists. The runtime's HasSynced, which the descheduler waits
-// for before its first cycle, includes every such plugin, so the first cycle starts on complete
-// state instead of waiting for it inside the cycle.
-type SyncedPlugin interface {
+// PlacementJudge is the one optional interface of an evictor plugin: a preEvictionFilter plugin
+// that judges a candidate by where its replacement would be placed and by the plugin that nominated
+// it. SchedulerSimulation is the in-tree one; an out-of-tree evictor that wants the same seat (its own
+// placement model, say) implements it and is enabled at preEvictionFilter. For every PlacementJudge
+// among a profile's preEvictionFilter plugins the runtime
+//   - calls SetNominators once, when the profile is built, with the profile's enabled deschedule and
+//     balance plugins (Deschedule's first, each once, in policy order);
+//   - calls PreEvictionFilterFor, with the nominating plugin's name, instead of PreEvictionFilter
+//     when a plugin asks its Handle's Evictor (PreEvictionFilter is still called by callers that
+//     cannot name one);
+//   - asks Admitted for each pod it evicts: the predicted node goes to EvictOptions.PredictedNode
+//     (the first judge's that has one), the message is appended to the pod's Event;
+//
+// and the descheduler waits for HasSynced, with the informers, before its first cycle, so that a
+// judge with state of its own fed by informer handlers decides on complete state.
+type PlacementJudge interface {
+	EvictorPlugin
+	SetNominators(nominators []Nominator)
+	PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool
+	// Admitted returns, for a pod the judge admitted in the current cycle, the node it predicts the
+	// pod's replacement goes to ("" when the replacement stays or it has no prediction) and what it
+	// adds to the eviction's Event ("" when nothing). Both are "" for a pod it did not admit.
+	Admitted(pod *corev1.Pod) (predictedNode, message string)
 	HasSynced() bool
 }
 
-// NominatorAwareFilter is implemented by a preEvictionFilter plugin that judges a candidate by
-// the plugin that nominated it. When a plugin calls its Handle's Evictor().PreEvictionFilter, the
-// evictor calls PreEvictionFilterFor with that plugin's name instead of PreEvictionFilter.
-type NominatorAwareFilter interface {
-	PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool
-}
-
-// NodePredictor is implemented by an evictor plugin that predicts, for a pod it admitted in the
-// current cycle, the node its replacement will be placed on ("" when it has no prediction).
-type NodePredictor interface {
-	PredictedNode(pod *corev1.Pod) string
-}
-
-// EvictionMessager is implemented by an evictor plugin with something to add to an evicted pod's
-// Event (e.g. where its replacement is predicted to go). An empty string adds nothing.
-type EvictionMessager interface {
-	EvictionMessage(pod *corev1.Pod) string
+// Nominator is one deschedule or balance plugin of a profile, as PlacementJudge.SetNominators gets it.
+type Nominator struct {
+	// Name is the plugin's name.
+	Name string
+	// Verdicter is the plugin when it is a NodeVerdicter, else nil.
+	Verdicter NodeVerdicter
+	// PodIntrinsic: the plugin is a PodIntrinsicNominator that nominates pod-intrinsically.
+	PodIntrinsic bool
 }

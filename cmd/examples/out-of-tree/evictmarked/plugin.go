@@ -2,13 +2,11 @@ package evictmarked
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/klog/v2"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 )
@@ -51,17 +49,13 @@ func (p *EvictMarked) Deschedule(ctx context.Context, nodes []*corev1.Node) *fra
 		}
 	pods:
 		for _, pod := range pods {
-			if !ev.PreEvictionFilter(pod) {
-				continue
-			}
-			err := ev.Evict(ctx, pod, framework.EvictOptions{PluginName: Name, Reason: "marked with " + p.args.LabelKey + "=true"})
-			switch {
-			case framework.IsTotalLimit(err):
+			// framework.Evict checks the cycle's limits, runs the preEvictionFilters, evicts, and
+			// says how to go on (a pod it could not evict is logged; the next one is tried).
+			switch framework.Evict(ctx, ev, pod, Name, "marked with "+p.args.LabelKey+"=true") {
+			case framework.StopEvicting:
 				return nil
-			case framework.IsNodeLimit(err):
+			case framework.NodeFull:
 				break pods
-			case err != nil && !errors.Is(err, framework.ErrDryRun) && !framework.IsPodGone(err):
-				klog.FromContext(ctx).V(2).Info("Pod not evicted", "pod", klog.KObj(pod), "err", err)
 			}
 		}
 	}

@@ -81,6 +81,8 @@ func NewCluster(objs ...runtime.Object) *Cluster {
 	c.Guard = informertransform.NewGuard(informertransform.NewPodSharer().Transform)
 	c.Factory = informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithTransform(c.Guard.Transform))
 	c.CRs = accordinformers.NewSharedInformerFactory(c.Accord, 0)
+	// Handle.Nodes reads the node informer, which must be requested before Start.
+	c.Factory.Core().V1().Nodes().Informer()
 	c.Client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() != "eviction" {
 			return false, nil, nil

@@ -9,8 +9,10 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
+	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 )
 
@@ -26,23 +28,33 @@ type Handle struct {
 	Evict framework.Evictor
 	// Recorder is what EventRecorder returns.
 	Recorder events.EventRecorder
-	// Nodes is the profile's node selector; nil selects every node.
-	Nodes labels.Selector
+	// Selector is the profile's node selector (NodeSelector); nil selects every node.
+	Selector labels.Selector
 	// Metrics is what MetricsProviders returns.
 	Metrics framework.MetricsProviders
 	// Profile is the profile's name; "" reads "test".
 	Profile string
-	// CRPolicy is the profile's missingCRPolicy (framework.MissingCRPolicyOf); "" is the default.
+	// CRPolicy is the profile's missingCRPolicy (MissingCRPolicy); "" is the default.
 	CRPolicy config.MissingCRPolicy
+	// CRDs tells which of Accord's CRDs the cluster serves (ServesCRD); nil: every one.
+	CRDs crdcheck.Availability
 }
 
-var (
-	_ framework.Handle         = &Handle{}
-	_ framework.CRPolicySource = &Handle{}
-)
+var _ framework.Handle = &Handle{}
 
-// MissingCRPolicy returns CRPolicy.
-func (h *Handle) MissingCRPolicy() config.MissingCRPolicy { return h.CRPolicy }
+// MissingCRPolicy returns CRPolicy, or config.DefaultMissingCRPolicy when it is "".
+func (h *Handle) MissingCRPolicy() config.MissingCRPolicy {
+	if h.CRPolicy == "" {
+		return config.DefaultMissingCRPolicy
+	}
+	return h.CRPolicy
+}
+
+// ServesCRD asks CRDs (every CRD is served when it is nil).
+func (h *Handle) ServesCRD(crd crdcheck.CRD) bool { return h.CRDs == nil || h.CRDs.Serves(crd) }
+
+// AccordClient returns the Cluster's fake Accord clientset.
+func (h *Handle) AccordClient() accordclient.Interface { return h.Cluster.Accord }
 
 // NewHandle returns a Handle over c with the pod node index registered on c's informer factory
 // (before the factory starts).
@@ -69,10 +81,19 @@ func (h *Handle) ProfileName() string {
 }
 
 func (h *Handle) NodeSelector() labels.Selector {
-	if h.Nodes == nil {
+	if h.Selector == nil {
 		return labels.Everything()
 	}
-	return h.Nodes
+	return h.Selector
+}
+
+// Nodes lists the Cluster's nodes matching sel (nil: every node) from its informer cache: the fake
+// has no cycles, so every call lists afresh.
+func (h *Handle) Nodes(sel labels.Selector) ([]*corev1.Node, error) {
+	if sel == nil {
+		sel = labels.Everything()
+	}
+	return h.Cluster.Factory.Core().V1().Nodes().Lister().List(sel)
 }
 
 func (h *Handle) GetPodsAssignedToNode(node string, filter framework.PodFilter) ([]*corev1.Pod, error) {

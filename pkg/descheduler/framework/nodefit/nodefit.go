@@ -74,7 +74,7 @@ func New(h framework.Handle, csrs accordlisters.ClusterScopedResourceLister, pol
 // readiness, taints, node affinity and resources only (as upstream's nodeFit does) and requests no
 // informer (one for a resource that is not served would never sync). Call it from a plugin factory.
 func ForHandle(ctx context.Context, h framework.Handle, policy config.MissingCRPolicy) *Fitter {
-	if !framework.ServesCRD(h, crdcheck.ClusterScopedResources()) {
+	if !h.ServesCRD(crdcheck.ClusterScopedResources()) {
 		klog.FromContext(ctx).Info("The cluster does not serve the ClusterScopedResource CRD; nodeFit checks readiness, taints, node affinity and resources only",
 			"profile", h.ProfileName(), "crd", crdcheck.ClusterScopedResources().Name())
 		return New(h, nil, config.MissingCRPolicyIgnore)

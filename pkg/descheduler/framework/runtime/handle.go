@@ -2,11 +2,13 @@ package runtime
 
 import (
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 
@@ -73,19 +75,70 @@ type handle struct {
 	crPolicy config.MissingCRPolicy
 	// accordClient writes Accord's CRs; nil when the descheduler was given none.
 	accordClient accordclient.Interface
+	// cycle is the descheduler's per-cycle node list, shared by every profile.
+	cycle *cycleNodes
 }
 
-var (
-	_ framework.Handle          = &handle{}
-	_ framework.CRDAvailability = &handle{}
-	_ framework.CRPolicySource  = &handle{}
-)
+// cycleNodes is the node list RunCycle takes once per cycle (begin) and drops at its end, which
+// every Handle's Nodes answers from; outside a cycle Nodes lists the informer cache afresh.
+type cycleNodes struct {
+	lister corelisters.NodeLister
 
-// AccordClient is the client of Accord's CRs (see framework.AccordClientOf).
+	mu      sync.Mutex
+	inCycle bool
+	all     []*corev1.Node
+	// bySel are the cycle's nodes matching a selector, by the selector's string, made on demand.
+	bySel map[string][]*corev1.Node
+}
+
+func (c *cycleNodes) begin(all []*corev1.Node) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inCycle, c.all, c.bySel = true, all, nil
+}
+
+func (c *cycleNodes) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inCycle, c.all, c.bySel = false, nil, nil
+}
+
+func (c *cycleNodes) list(sel labels.Selector) ([]*corev1.Node, error) {
+	if sel == nil {
+		sel = labels.Everything()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.inCycle {
+		return c.lister.List(sel)
+	}
+	if sel.Empty() {
+		return c.all, nil
+	}
+	key := sel.String()
+	if nodes, ok := c.bySel[key]; ok {
+		return nodes, nil
+	}
+	nodes := selectNodes(c.all, sel)
+	if c.bySel == nil {
+		c.bySel = map[string][]*corev1.Node{}
+	}
+	c.bySel[key] = nodes
+	return nodes, nil
+}
+
+var _ framework.Handle = &handle{}
+
+// AccordClient is the client of Accord's CRs (Options.AccordClient).
 func (h *handle) AccordClient() accordclient.Interface { return h.accordClient }
 
-// MissingCRPolicy is the profile's missingCRPolicy (see framework.MissingCRPolicyOf).
-func (h *handle) MissingCRPolicy() config.MissingCRPolicy { return h.crPolicy }
+// MissingCRPolicy is the profile's missingCRPolicy, the default when no plugin sets one.
+func (h *handle) MissingCRPolicy() config.MissingCRPolicy {
+	if h.crPolicy == "" {
+		return config.DefaultMissingCRPolicy
+	}
+	return h.crPolicy
+}
 
 // ServesCRD reports whether the cluster serves crd (Options.CRDs; every CRD when that is nil).
 func (h *handle) ServesCRD(crd crdcheck.CRD) bool { return h.crds == nil || h.crds.Serves(crd) }
@@ -98,6 +151,7 @@ func (h *handle) EventRecorder() events.EventRecorder                          {
 func (h *handle) ProfileName() string                                          { return h.profile }
 func (h *handle) NodeSelector() labels.Selector                                { return h.nodes }
 func (h *handle) MetricsProviders() framework.MetricsProviders                 { return h.metrics }
+func (h *handle) Nodes(sel labels.Selector) ([]*corev1.Node, error)            { return h.cycle.list(sel) }
 func (h *handle) GetPodsAssignedToNode(node string, f framework.PodFilter) ([]*corev1.Pod, error) {
 	return PodsAssignedToNode(h.pods, node, f)
 }

@@ -1,11 +1,14 @@
 package runtime_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
+	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 )
 
@@ -48,5 +51,15 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met in 5s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// startSynced starts the fake cluster's informers and waits for d's caches (the informers and its
+// PlacementJudges).
+func startSynced(t *testing.T, c *fake.Cluster, d *fwruntime.Descheduler) {
+	t.Helper()
+	c.Start(t)
+	if !d.WaitForCacheSync(context.Background()) {
+		t.Fatal("caches not synced")
 	}
 }

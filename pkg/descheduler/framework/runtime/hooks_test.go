@@ -34,13 +34,20 @@ func (j *judge) PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool {
 	j.rec.add("judge " + pod.Name + " for " + nominator)
 	return pod.Labels["block"] == ""
 }
-func (j *judge) AddNodeVerdicter(name string, _ framework.NodeVerdicter) {
-	j.verdicters = append(j.verdicters, name)
+func (j *judge) SetNominators(nominators []framework.Nominator) {
+	for _, n := range nominators {
+		if n.Verdicter != nil {
+			j.verdicters = append(j.verdicters, n.Name)
+		}
+		if n.PodIntrinsic {
+			j.intrinsic = append(j.intrinsic, n.Name)
+		}
+	}
 }
-func (j *judge) AddPodIntrinsicNominator(name string)   { j.intrinsic = append(j.intrinsic, name) }
-func (j *judge) BeginCycle(context.Context)             { j.rec.add("begin") }
-func (j *judge) EndCycle(context.Context)               { j.rec.add("end") }
-func (j *judge) EvictionMessage(pod *corev1.Pod) string { return "predicted elsewhere" }
+func (j *judge) BeginCycle(context.Context)                { j.rec.add("begin") }
+func (j *judge) EndCycle(context.Context)                  { j.rec.add("end") }
+func (j *judge) Admitted(pod *corev1.Pod) (string, string) { return "", "predicted elsewhere" }
+func (j *judge) HasSynced() bool                           { return true }
 
 // aging declares itself pod-intrinsic (as PodLifeTime does) and nominates nothing.
 type aging struct{}
@@ -99,10 +106,7 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Start(t)
-	if !d.WaitForCacheSync(context.Background()) {
-		t.Fatal("caches not synced")
-	}
+	startSynced(t, c, d)
 	d.RunCycle(context.Background())
 	if !slices.Equal(j.verdicters, []string{"Nominator"}) {
 		t.Errorf("NodeVerdicters registered: %v", j.verdicters)
@@ -158,18 +162,21 @@ profiles:
 	}
 }
 
-// filling is a preEvictionFilter plugin with state of its own still being filled from informer
-// events until synced is set.
+// filling is a PlacementJudge with state of its own still being filled from informer events until
+// synced is set.
 type filling struct{ synced atomic.Bool }
 
-func (f *filling) Name() string                       { return "Filling" }
-func (f *filling) Filter(*corev1.Pod) bool            { return true }
-func (f *filling) PreEvictionFilter(*corev1.Pod) bool { return true }
-func (f *filling) HasSynced() bool                    { return f.synced.Load() }
+func (f *filling) Name() string                                         { return "Filling" }
+func (f *filling) Filter(*corev1.Pod) bool                              { return true }
+func (f *filling) PreEvictionFilter(*corev1.Pod) bool                   { return true }
+func (f *filling) PreEvictionFilterFor(*corev1.Pod, string) bool        { return true }
+func (f *filling) SetNominators([]framework.Nominator)                  {}
+func (f *filling) Admitted(*corev1.Pod) (predictedNode, message string) { return "", "" }
+func (f *filling) HasSynced() bool                                      { return f.synced.Load() }
 
-// The runtime is synced only once every SyncedPlugin is: the descheduler waits for them before its
-// first cycle instead of the cycle waiting.
-func TestRuntimeWaitsForSyncedPlugins(t *testing.T) {
+// The runtime is synced only once every PlacementJudge is: the descheduler waits for them before
+// its first cycle instead of the cycle waiting.
+func TestRuntimeWaitsForPlacementJudges(t *testing.T) {
 	f := &filling{}
 	reg := plugins.NewInTreeRegistry()
 	_ = reg.Register("Filling", func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) { return f, nil })
@@ -190,17 +197,17 @@ func TestRuntimeWaitsForSyncedPlugins(t *testing.T) {
 		return c.Factory.Core().V1().Pods().Informer().HasSynced() && c.Factory.Core().V1().Nodes().Informer().HasSynced()
 	})
 	if d.HasSynced() || d.WaitForCacheSync(ctx) {
-		t.Fatal("the runtime reports synced while a SyncedPlugin is not")
+		t.Fatal("the runtime reports synced while a PlacementJudge is not")
 	}
 	f.synced.Store(true)
 	// WaitForCacheSync first: handler registrations (the tracker of evictions in progress) sync a
 	// moment after their informer.
 	if !d.WaitForCacheSync(context.Background()) || !d.HasSynced() {
-		t.Fatal("the runtime is not synced once every SyncedPlugin is")
+		t.Fatal("the runtime is not synced once every PlacementJudge is")
 	}
 }
 
-// A plugin's evictor answers CheckLimits with the cycle's limits, so pluginutil.Evict stops a pod
+// A plugin's evictor answers CheckLimits with the cycle's limits, so framework.Evict stops a pod
 // no limit lets go before the preEvictionFilters simulate it.
 func TestPluginEvictorChecksLimits(t *testing.T) {
 	rec := &recorder{}
@@ -224,14 +231,8 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Start(t)
-	if !d.WaitForCacheSync(context.Background()) {
-		t.Fatal("caches not synced")
-	}
-	lc, ok := nominator.h.Evictor().(framework.LimitChecker)
-	if !ok {
-		t.Fatalf("a plugin's evictor (%T) is not a framework.LimitChecker", nominator.h.Evictor())
-	}
+	startSynced(t, c, d)
+	lc := nominator.h.Evictor()
 	d.Limiter().Reset()
 	if err := lc.CheckLimits(b); err != nil {
 		t.Fatalf("before any eviction: %v", err)

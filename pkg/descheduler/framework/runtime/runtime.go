@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -48,7 +49,7 @@ type Options struct {
 	InformerFactory       informers.SharedInformerFactory
 	AccordInformerFactory accordinformers.SharedInformerFactory
 	// AccordClient writes Accord's CRs (the ReservationFirst evict plugin's Reservations); plugins
-	// reach it through framework.AccordClientOf. Nil: no plugin can write them.
+	// reach it through Handle.AccordClient. Nil: no plugin can write them.
 	AccordClient accordclient.Interface
 	// EventRecorder records Events on evicted pods; nil records none.
 	EventRecorder events.EventRecorder
@@ -64,7 +65,7 @@ type Options struct {
 	// TracerProvider, when set, traces every cycle, every Deschedule/Balance call and every
 	// eviction a plugin asks for (see tracing.go); nil traces nothing.
 	TracerProvider trace.TracerProvider
-	// CRDs tells plugins which of Accord's CRDs the cluster serves (framework.ServesCRD), as API
+	// CRDs tells plugins which of Accord's CRDs the cluster serves (Handle.ServesCRD), as API
 	// discovery found at start; nil means every CRD is taken to be served.
 	CRDs crdcheck.Availability
 	// CacheGate, when set, is checked before every cycle and before every eviction: while it names
@@ -111,7 +112,9 @@ type Descheduler struct {
 	limiter  *evictions.Limiter
 	metrics  *metrics.Metrics
 	nodes    corelisters.NodeLister
-	pods     corelisters.PodLister
+	// cycle is the cycle's node list every Handle's Nodes reads.
+	cycle *cycleNodes
+	pods  corelisters.PodLister
 	// client and dryRun: soft eviction's clean-up writes with client, never in dry-run mode.
 	client  clientset.Interface
 	dryRun  bool
@@ -146,6 +149,7 @@ func New(ctx context.Context, p *descheduler.DeschedulerPolicy, opts Options) (*
 		limiter:         evictions.NewLimiter(evictions.LimitsFromPolicy(p)),
 		metrics:         opts.Metrics,
 		nodes:           nodeInformer.Lister(),
+		cycle:           &cycleNodes{lister: nodeInformer.Lister()},
 		pods:            opts.InformerFactory.Core().V1().Pods().Lister(),
 		client:          opts.Client,
 		dryRun:          opts.DryRun,
@@ -225,7 +229,7 @@ func (d *Descheduler) buildProfile(ctx context.Context, i int, p *descheduler.De
 	}
 	h := &handle{profile: cfg.Name, client: opts.Client, factory: opts.InformerFactory, accord: opts.AccordInformerFactory,
 		evictor: ev, pods: pods, recorder: opts.EventRecorder, nodes: sel, metrics: d.sources, crds: opts.CRDs, crPolicy: crPolicy,
-		accordClient: opts.AccordClient}
+		accordClient: opts.AccordClient, cycle: d.cycle}
 	prof := &Profile{Name: cfg.Name, nodeSelector: sel, evictor: ev, handle: h}
 
 	built := map[string]framework.Plugin{}
@@ -304,22 +308,12 @@ func (d *Descheduler) buildProfile(ctx context.Context, i int, p *descheduler.De
 	return prof, errs, nil
 }
 
-// wire connects the plugins of a built profile: the deschedule and balance plugins that are
-// NodeVerdicters (PodIntrinsicNominators) are registered with the preEvictionFilter plugins that are
-// NodeVerdictRegistrars (PodIntrinsicRegistrars),
-// CycleHooks are collected for RunCycle, SyncedPlugins join HasSynced, and plugin metrics are registered with the descheduler's
-// registry.
+// wire connects the plugins of a built profile: the profile's deschedule and balance plugins are
+// handed to its preEvictionFilter plugins that are PlacementJudges (and their HasSynced joins the
+// descheduler's), CycleHooks are collected for RunCycle, and plugin metrics are registered with the
+// descheduler's registry.
 func (d *Descheduler) wire(prof *Profile, cfg *descheduler.DeschedulerProfile, opts Options) error {
-	var registrars []framework.NodeVerdictRegistrar
-	var intrinsics []framework.PodIntrinsicRegistrar
-	for _, ep := range prof.evictor.PreEvictionFilters {
-		if r, ok := ep.(framework.NodeVerdictRegistrar); ok {
-			registrars = append(registrars, r)
-		}
-		if r, ok := ep.(framework.PodIntrinsicRegistrar); ok {
-			intrinsics = append(intrinsics, r)
-		}
-	}
+	var nominators []framework.Nominator
 	seen := map[string]bool{}
 	for _, point := range []policy.ExtensionPoint{policy.Deschedule, policy.Balance} {
 		for _, name := range policy.Enabled(&cfg.Plugins, point) {
@@ -331,25 +325,26 @@ func (d *Descheduler) wire(prof *Profile, cfg *descheduler.DeschedulerProfile, o
 				if pl.Name() != name {
 					continue
 				}
-				if v, ok := pl.(framework.NodeVerdicter); ok {
-					for _, r := range registrars {
-						r.AddNodeVerdicter(name, v)
-					}
+				n := framework.Nominator{Name: name}
+				n.Verdicter, _ = pl.(framework.NodeVerdicter)
+				if pi, ok := pl.(framework.PodIntrinsicNominator); ok {
+					n.PodIntrinsic = pi.NominatesPodIntrinsically()
 				}
-				if n, ok := pl.(framework.PodIntrinsicNominator); ok && n.NominatesPodIntrinsically() {
-					for _, r := range intrinsics {
-						r.AddPodIntrinsicNominator(name)
-					}
-				}
+				nominators = append(nominators, n)
 			}
+		}
+	}
+	for _, ep := range prof.evictor.PreEvictionFilters {
+		if j, ok := ep.(framework.PlacementJudge); ok {
+			j.SetNominators(slices.Clone(nominators))
 		}
 	}
 	for _, pl := range prof.plugins {
 		if hk, ok := pl.(framework.CycleHook); ok {
 			prof.hooks = append(prof.hooks, hk)
 		}
-		if sp, ok := pl.(framework.SyncedPlugin); ok {
-			d.synced = append(d.synced, sp.HasSynced)
+		if j, ok := pl.(framework.PlacementJudge); ok {
+			d.synced = append(d.synced, j.HasSynced)
 		}
 		if mr, ok := pl.(MetricsRegisterer); ok && d.metrics.Registry != nil {
 			if err := mr.RegisterMetrics(d.metrics.Registry); err != nil {
@@ -438,13 +433,13 @@ func (d *Descheduler) Limiter() *evictions.Limiter { return d.limiter }
 // Metrics returns the metrics the descheduler records.
 func (d *Descheduler) Metrics() *metrics.Metrics { return d.metrics }
 
-// WaitForCacheSync waits for the node and pod informers and the SyncedPlugins (see HasSynced).
+// WaitForCacheSync waits for the node and pod informers and the PlacementJudges (see HasSynced).
 func (d *Descheduler) WaitForCacheSync(ctx context.Context) bool {
 	return cache.WaitForCacheSync(ctx.Done(), d.synced...)
 }
 
 // HasSynced reports whether the node and pod informers have synced and every plugin with state of
-// its own fed by informer handlers (framework.SyncedPlugin) has been delivered their initial lists;
+// its own fed by informer handlers (a framework.PlacementJudge) has been delivered their initial lists;
 // WaitForCacheSync waits for it.
 func (d *Descheduler) HasSynced() bool {
 	for _, s := range d.synced {
@@ -455,8 +450,8 @@ func (d *Descheduler) HasSynced() bool {
 	return true
 }
 
-// RunCycle runs one descheduling cycle: it resets the per-cycle limits, lists the Ready nodes from the
-// informer cache, runs every profile's Deschedule plugins, then every profile's Balance plugins. A
+// RunCycle runs one descheduling cycle: it resets the per-cycle limits, lists the nodes from the
+// informer cache once (Handle.Nodes answers from that list until the cycle ends), runs every profile's Deschedule plugins, then every profile's Balance plugins. A
 // failing (or panicking) plugin is logged and counted and does not stop the others.
 func (d *Descheduler) RunCycle(ctx context.Context) {
 	start := time.Now()
@@ -472,6 +467,8 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 		logger.Error(err, "Listing nodes")
 		return
 	}
+	d.cycle.begin(all)
+	defer d.cycle.end()
 	ready := make([]*corev1.Node, 0, len(all))
 	for _, n := range all {
 		if constraints.NodeReady(n) {

@@ -62,14 +62,6 @@ func (e *tracedEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framewo
 	return e.Evictor.Evict(ctx, pod, opts)
 }
 
-// CheckLimits passes the wrapped evictor's answer on (framework.LimitChecker); nil when it has none.
-func (e *tracedEvictor) CheckLimits(pod *corev1.Pod) error {
-	if lc, ok := e.Evictor.(framework.LimitChecker); ok {
-		return lc.CheckLimits(pod)
-	}
-	return nil
-}
-
 // evictionResult is the result attribute of an eviction span.
 func evictionResult(err error) string {
 	switch {

@@ -56,10 +56,7 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Start(t)
-	if !d.WaitForCacheSync(context.Background()) {
-		t.Fatal("caches not synced")
-	}
+	startSynced(t, c, d)
 	d.RunCycle(context.Background())
 
 	attrs := func(s sdktrace.ReadOnlySpan) map[string]string {

@@ -5,7 +5,6 @@ package descheduler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -13,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/klog/v2"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/accord-sched/accord/cmd/examples/shared-rule/maxlabeled"
@@ -102,20 +100,19 @@ func (p *Plugin) Deschedule(ctx context.Context, nodes []*corev1.Node) *framewor
 			if excess == 0 {
 				break
 			}
-			if !ev.Filter(pod) || !ev.PreEvictionFilter(pod) {
+			if !ev.Filter(pod) {
 				continue
 			}
-			err := ev.Evict(ctx, pod, framework.EvictOptions{PluginName: maxlabeled.Name,
-				Reason: fmt.Sprintf("node holds more than %d pods labelled %s=true", p.args.MaxPerNode, p.args.LabelKey)})
-			switch {
-			case err == nil || errors.Is(err, framework.ErrDryRun):
+			// framework.Evict checks the limits, runs the preEvictionFilters, evicts, and says how
+			// to go on.
+			switch framework.Evict(ctx, ev, pod, maxlabeled.Name,
+				fmt.Sprintf("node holds more than %d pods labelled %s=true", p.args.MaxPerNode, p.args.LabelKey)) {
+			case framework.Evicted:
 				excess--
-			case framework.IsTotalLimit(err):
+			case framework.StopEvicting:
 				return nil
-			case framework.IsNodeLimit(err):
+			case framework.NodeFull:
 				excess = 0
-			case !framework.IsPodGone(err):
-				klog.FromContext(ctx).V(2).Info("Pod not evicted", "pod", klog.KObj(pod), "err", err)
 			}
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/accord-sched/accord/apis/descheduler/v1alpha2"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/nodefit"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 	corelisters "k8s.io/client-go/listers/core/v1"
 )
 
@@ -48,8 +47,6 @@ type DefaultEvictor struct {
 	selector  labels.Selector
 	nodeSel   labels.Selector
 
-	// nodes are the nodeSelector's nodes nodeFit looks at, listed once per cycle.
-	nodes  *pluginutil.CycleNodes
 	fitter *nodefit.Fitter
 	// nsSel and namespaces: namespaceLabelSelector (nil when not set).
 	nsSel      labels.Selector
@@ -144,7 +141,6 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework
 		d.nodeSel = s
 	}
 	if args.NodeFit {
-		d.nodes = pluginutil.NewCycleNodes(h.SharedInformerFactory().Core().V1().Nodes().Lister(), d.nodeSel)
 		d.fitter = nodefit.ForHandle(ctx, h, args.MissingCRPolicy)
 	}
 	if d.protected[PodsWithoutPDB] {
@@ -317,7 +313,8 @@ func (d *DefaultEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
 }
 
 func (d *DefaultEvictor) fitsOtherNode(pod *corev1.Pod) (string, bool) {
-	nodes, err := d.nodes.List()
+	// The nodeSelector's nodes, from the cycle's node list (Handle.Nodes).
+	nodes, err := d.handle.Nodes(d.nodeSel)
 	if err != nil {
 		return "", false
 	}
@@ -327,14 +324,13 @@ func (d *DefaultEvictor) fitsOtherNode(pod *corev1.Pod) (string, bool) {
 	return "", false
 }
 
-// BeginCycle implements framework.CycleHook: nodeFit lists the nodes once for the cycle.
-func (d *DefaultEvictor) BeginCycle(context.Context) { d.nodes.Begin() }
+// BeginCycle implements framework.CycleHook; nothing to do.
+func (d *DefaultEvictor) BeginCycle(context.Context) {}
 
-// EndCycle implements framework.CycleHook: it drops the cycle's node list and the per-node totals
-// nodeFit kept during the cycle, so that nothing is held between cycles (they are rebuilt on
-// demand, and the totals are checked against the informer cache on every use either way).
+// EndCycle implements framework.CycleHook: it drops the per-node totals nodeFit kept during the
+// cycle, so that nothing is held between cycles (they are rebuilt on demand, and the totals are
+// checked against the informer cache on every use either way).
 func (d *DefaultEvictor) EndCycle(context.Context) {
-	d.nodes.End()
 	if d.fitter != nil {
 		d.fitter.Reset()
 	}

@@ -382,14 +382,14 @@ func (p *Plugin) drain(ctx context.Context, s *nodeState, coolNodes []*nodeState
 			continue
 		}
 		reason := fmt.Sprintf("node %s is over its %s threshold (%d%% > %d%%)", s.node.Name, check.Resource, check.UsagePercent, check.ThresholdPercent)
-		switch pluginutil.Evict(ctx, p.h.Evictor(), c.pod, Name, reason) {
-		case pluginutil.Evicted:
+		switch framework.Evict(ctx, p.h.Evictor(), c.pod, Name, reason) {
+		case framework.Evicted:
 			evicted++
 			projected.Move(c.usage, -1)
 			move(dest.projected.Status.NodeUsage, c.usage, +1)
-		case pluginutil.NodeFull:
+		case framework.NodeFull:
 			return evicted, false
-		case pluginutil.Stop:
+		case framework.StopEvicting:
 			return evicted, true
 		}
 	}

@@ -10,10 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/accord-sched/accord/apis/config"
@@ -21,6 +19,7 @@ import (
 	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/controller"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 	accordlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
 )
@@ -116,23 +115,23 @@ func (p *Plugin) Deschedule(ctx context.Context, nodes []*corev1.Node) *framewor
 		if err != nil {
 			return framework.NewStatus(err)
 		}
-		if res == pluginutil.Stop {
+		if res == framework.StopEvicting {
 			break
 		}
 	}
 	return nil
 }
 
-// checkNode evicts the violators on node. It returns Stop when the cycle's limit is reached, Failed
-// when violators remain on the node (a limit, a PDB or an evictor filter kept them), Evicted otherwise.
-func (p *Plugin) checkNode(ctx context.Context, node *corev1.Node) (pluginutil.Outcome, error) {
+// checkNode evicts the violators on node. It returns StopEvicting when the cycle's limit is reached,
+// NotEvicted when violators remain on the node (a limit, a PDB or an evictor filter kept them), Evicted otherwise.
+func (p *Plugin) checkNode(ctx context.Context, node *corev1.Node) (framework.EvictOutcome, error) {
 	logger := klog.FromContext(ctx)
 	csr, err := p.csrOf(node.Name)
 	if err != nil {
-		return pluginutil.Failed, fmt.Errorf("reading ClusterScopedResource %q: %w", node.Name, err)
+		return framework.NotEvicted, fmt.Errorf("reading ClusterScopedResource %q: %w", node.Name, err)
 	}
 	if csr == nil && p.args.MissingCRPolicy == config.MissingCRPolicyIgnore {
-		return pluginutil.Evicted, nil
+		return framework.Evicted, nil
 	}
 	buf := make([]corev1.ResourceName, 0, 8)
 	reasons := map[*corev1.Pod]string{}
@@ -147,10 +146,10 @@ func (p *Plugin) checkNode(ctx context.Context, node *corev1.Node) (pluginutil.O
 		return bad
 	}))
 	if err != nil {
-		return pluginutil.Failed, err
+		return framework.NotEvicted, err
 	}
 	if len(pods) == 0 {
-		return pluginutil.Evicted, nil
+		return framework.Evicted, nil
 	}
 	pluginutil.SortByPriorityLowToHigh(pods)
 	for _, pod := range pods {
@@ -162,15 +161,14 @@ func (p *Plugin) checkNode(ctx context.Context, node *corev1.Node) (pluginutil.O
 }
 
 // Run is the event-triggered mode: every change of a ClusterScopedResource's resourcesFilter (and,
-// with missingCRPolicy Reject, its deletion) queues its node, and a worker re-checks the pods of the
-// queued nodes only, and only on the nodes the profile's nodeSelector (Handle.NodeSelector) matches,
-// as in a periodic cycle. A node whose violators could not all be evicted (a limit, a PDB) is
-// retried with back-off. Run returns when ctx is done.
+// with missingCRPolicy Reject, its deletion) queues its node on a controller.Queue, and its worker
+// re-checks the pods of the queued nodes only, and only on the nodes the profile's nodeSelector
+// (Handle.NodeSelector) matches, as in a periodic cycle. A node whose violators could not all be
+// evicted (a limit, a PDB) is retried with the queue's back-off. Run returns when ctx is done and the
+// worker has finished.
 func (p *Plugin) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
-	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name})
-	defer queue.ShutDown()
+	queue := controller.NewQueue(Name, p.reconcile)
 	reg, err := p.csrInf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			// A CR that appears can only take violations away, except that a node without one was
@@ -207,45 +205,35 @@ func (p *Plugin) Run(ctx context.Context) {
 			logger.Error(err, "Removing the ClusterScopedResource event handler")
 		}
 	}()
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		for p.processNext(ctx, queue) {
-		}
-	}, 0)
-	<-ctx.Done()
+	queue.Run(ctx, 1)
 }
 
-func (p *Plugin) processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string]) bool {
-	name, shutdown := queue.Get()
-	if shutdown {
-		return false
-	}
-	defer queue.Done(name)
+// reconcile re-checks the node named name (a ClusterScopedResource is named after its node); an
+// error puts the node back on the queue with back-off: the node could not be read, or violators
+// remain on it.
+func (p *Plugin) reconcile(ctx context.Context, name string) error {
 	logger := klog.FromContext(ctx)
 	node, err := p.nodes.Get(name)
 	if apierrors.IsNotFound(err) {
-		queue.Forget(name)
-		return true
+		return nil
 	}
 	if err != nil {
 		logger.Error(err, "Reading node", "node", name)
-		queue.AddRateLimited(name)
-		return true
+		return err
 	}
 	// Periodic cycles only see the profile's nodes; the event mode must not reach further.
 	if !p.h.NodeSelector().Matches(labels.Set(node.Labels)) {
 		logger.V(4).Info("ClusterScopedResource changed on a node outside the profile's nodeSelector; ignored", "node", name)
-		queue.Forget(name)
-		return true
+		return nil
 	}
 	logger.V(3).Info("ClusterScopedResource changed; re-checking the node's pods", "node", name)
 	res, err := p.checkNode(ctx, node)
-	if err != nil {
+	switch {
+	case err != nil:
 		logger.Error(err, "Checking node", "node", name)
+		return err
+	case res == framework.StopEvicting || res == framework.NotEvicted:
+		return fmt.Errorf("violators remain on node %s", name)
 	}
-	if err != nil || res == pluginutil.Stop || res == pluginutil.Failed {
-		queue.AddRateLimited(name)
-		return true
-	}
-	queue.Forget(name)
-	return true
+	return nil
 }

@@ -80,7 +80,7 @@ func (p *Plugin) Deschedule(ctx context.Context, nodes []*corev1.Node) *framewor
 		old = append(old, pods...)
 	}
 	slices.SortStableFunc(old, func(a, b *corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
-	pluginutil.EvictAll(ctx, ev, old, Name, func(pod *corev1.Pod) string { return p.reason(pod, now) })
+	framework.EvictAll(ctx, ev, old, Name, func(pod *corev1.Pod) string { return p.reason(pod, now) })
 	return nil
 }
 

@@ -29,9 +29,6 @@ type Plugin struct {
 	// owners is the pod informer's indexer with ownerIndex; nil when it could not be added (then
 	// NodeVerdict scans the namespace).
 	owners cache.Indexer
-	// nodes are every node, which NodeVerdict counts the ones a pod may run on from; listed once
-	// per cycle. Nil without an informer factory.
-	nodes *pluginutil.CycleNodes
 }
 
 var _ framework.BalancePlugin = &Plugin{}
@@ -48,7 +45,6 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework
 	}
 	p := &Plugin{h: h, args: args, sel: sel}
 	if f := h.SharedInformerFactory(); f != nil {
-		p.nodes = pluginutil.NewCycleNodes(f.Core().V1().Nodes().Lister(), nil)
 		inf := f.Core().V1().Pods().Informer()
 		if _, ok := inf.GetIndexer().GetIndexers()[ownerIndex]; ok {
 			p.owners = inf.GetIndexer()
@@ -211,12 +207,12 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 			if evicted[pod] {
 				continue
 			}
-			switch pluginutil.Evict(ctx, ev, pod, Name, fmt.Sprintf("%d pods of the same owner on node %s, at most %d wanted", len(dups)+1, nodeName, upper)) {
-			case pluginutil.Evicted:
+			switch framework.Evict(ctx, ev, pod, Name, fmt.Sprintf("%d pods of the same owner on node %s, at most %d wanted", len(dups)+1, nodeName, upper)) {
+			case framework.Evicted:
 				evicted[pod] = true
-			case pluginutil.Stop:
+			case framework.StopEvicting:
 				return nil
-			case pluginutil.NodeFull:
+			case framework.NodeFull:
 				i = len(dups)
 			}
 		}

@@ -1,7 +1,6 @@
 package removeduplicates
 
 import (
-	"context"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,16 +10,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 )
 
-var (
-	_ framework.NodeVerdicter = &Plugin{}
-	_ framework.CycleHook     = &Plugin{}
-)
-
-// BeginCycle implements framework.CycleHook: NodeVerdict lists the nodes once for the cycle.
-func (p *Plugin) BeginCycle(context.Context) { p.nodes.Begin() }
-
-// EndCycle implements framework.CycleHook: it drops the cycle's node list.
-func (p *Plugin) EndCycle(context.Context) { p.nodes.End() }
+var _ framework.NodeVerdicter = &Plugin{}
 
 // NodeVerdict reports whether the plugin would evict pod again once it runs on node: with the pod
 // there, node would hold more pods of one of its owners than ceil(owner's pods / nodes the owner
@@ -33,10 +23,8 @@ func (p *Plugin) NodeVerdict(pod *corev1.Pod, node *corev1.Node) (bool, string) 
 	if len(keys) == 0 {
 		return false, ""
 	}
-	if p.nodes == nil {
-		return false, ""
-	}
-	nodes, err := p.nodes.List()
+	// Every node, from the cycle's node list (Handle.Nodes), to count the ones the pod may run on.
+	nodes, err := p.h.Nodes(nil)
 	if err != nil {
 		return false, ""
 	}

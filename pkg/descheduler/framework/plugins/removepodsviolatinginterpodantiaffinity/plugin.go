@@ -147,12 +147,12 @@ func (p *Plugin) Deschedule(ctx context.Context, nodes []*corev1.Node) *framewor
 			if other == nil || !ev.Filter(pod) {
 				continue
 			}
-			switch pluginutil.Evict(ctx, ev, pod, Name, fmt.Sprintf("pod %s breaks its required anti-affinity", klog.KObj(other))) {
-			case pluginutil.Evicted:
+			switch framework.Evict(ctx, ev, pod, Name, fmt.Sprintf("pod %s breaks its required anti-affinity", klog.KObj(other))) {
+			case framework.Evicted:
 				c.evicted[pod] = true
-			case pluginutil.Stop:
+			case framework.StopEvicting:
 				return nil
-			case pluginutil.NodeFull:
+			case framework.NodeFull:
 				goto nextNode
 			}
 		}

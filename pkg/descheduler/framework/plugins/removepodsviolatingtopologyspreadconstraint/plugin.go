@@ -439,15 +439,15 @@ func (p *Plugin) balance(ctx context.Context, c constraint, e *eligibleNodes, po
 		chosen[pick] = true
 		reason := fmt.Sprintf("topology spread on %s: domain %s has %d pods, %d more than the least crowded (maxSkew %d)",
 			c.c.TopologyKey, largest.value, largest.size, largest.size-globalMin(), c.c.MaxSkew)
-		switch pluginutil.Evict(ctx, ev, pick, Name, reason) {
-		case pluginutil.Evicted:
+		switch framework.Evict(ctx, ev, pick, Name, reason) {
+		case framework.Evicted:
 			klog.FromContext(ctx).V(4).Info("Pod evicted to rebalance topology spread", "pod", klog.KObj(pick), "from", largest.value, "to", smallest.value)
 			largest.size--
 			smallest.size++
 			moved++
-		case pluginutil.Stop:
+		case framework.StopEvicting:
 			return moved, true
-		case pluginutil.NamespaceFull:
+		case framework.NamespaceFull:
 			return moved, false
 		}
 	}

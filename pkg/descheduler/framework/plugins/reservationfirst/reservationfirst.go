@@ -68,10 +68,10 @@ var _ framework.EvictPlugin = &Plugin{}
 // New builds the plugin; it takes no args. It needs the Reservation CRD and a descheduler that can
 // write Accord's CRs.
 func New(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
-	if !framework.ServesCRD(h, crdcheck.Reservations()) {
+	if !h.ServesCRD(crdcheck.Reservations()) {
 		return nil, fmt.Errorf("%s needs the CRD %s, which the cluster does not serve", Name, crdcheck.Reservations())
 	}
-	accord := framework.AccordClientOf(h)
+	accord := h.AccordClient()
 	if accord == nil {
 		return nil, fmt.Errorf("%s: the descheduler has no client for Accord's CRs", Name)
 	}

@@ -3,6 +3,8 @@ package schedulersimulation
 import (
 	"context"
 	"testing"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
 )
 
 // A pod-intrinsic nomination (age, failures, restarts) is never blocked, even when the replacement
@@ -11,8 +13,8 @@ import (
 func TestPodIntrinsicNominationsAreNotBlocked(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	f.p.AddPodIntrinsicNominator("PodLifeTime")
-	f.p.AddPodIntrinsicNominator("RemovePodsHavingTooManyRestarts")
+	f.p.SetNominators([]framework.Nominator{{Name: "PodLifeTime", PodIntrinsic: true}, {Name: "RemoveDuplicates"},
+		{Name: "RemovePodsHavingTooManyRestarts", PodIntrinsic: true}})
 	f.p.BeginCycle(ctx)
 	defer f.p.EndCycle(ctx)
 	if !f.p.PreEvictionFilterFor(f.a, "PodLifeTime") {
@@ -38,8 +40,7 @@ func TestPodIntrinsicNominationsAreNotBlocked(t *testing.T) {
 // The nominating plugin's NodeVerdicter is asked first, so its reason is the one reported.
 func TestNominatorVerdictFirst(t *testing.T) {
 	f := newFixture(t)
-	f.p.AddNodeVerdicter("Other", flagNode("n2"))
-	f.p.AddNodeVerdicter("LowNodeUtilization", flagNode("n2"))
+	f.p.SetNominators([]framework.Nominator{{Name: "Other", Verdicter: flagNode("n2")}, {Name: "LowNodeUtilization", Verdicter: flagNode("n2")}})
 	ctx := context.Background()
 	f.p.BeginCycle(ctx)
 	defer f.p.EndCycle(ctx)

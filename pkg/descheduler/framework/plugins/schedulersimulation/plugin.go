@@ -42,7 +42,7 @@ const (
 // NodeVerdicter is implemented by a deschedule or balance plugin that can tell whether a pod, once
 // placed on node, would itself be flagged by it (and evicted again). SchedulerSimulation refuses an
 // eviction whose predicted node a registered NodeVerdicter flags. The runtime registers every
-// enabled deschedule/balance plugin of the profile that implements it (AddNodeVerdicter).
+// enabled deschedule/balance plugin of the profile that implements it (SetNominators).
 type NodeVerdicter = framework.NodeVerdicter
 
 // CycleHook is implemented by SchedulerSimulation; the runtime calls it at the start and end of
@@ -55,7 +55,7 @@ type CycleHook = framework.CycleHook
 // where they run (PodLifeTime, RemoveFailedPods, RemovePodsHavingTooManyRestarts): their evictions
 // are not placement decisions, a replacement on the same node is no loop, so SchedulerSimulation
 // only records its prediction (and composes it) but never blocks them. The runtime registers them
-// (AddPodIntrinsicNominator).
+// (SetNominators).
 type PodIntrinsicNominator = framework.PodIntrinsicNominator
 
 // Decision is the plugin's verdict on one eviction candidate, for logs, Events and explain.
@@ -102,12 +102,8 @@ type namedVerdicter struct {
 }
 
 var (
-	_ framework.EvictorPlugin        = (*Plugin)(nil)
-	_ framework.CycleHook            = (*Plugin)(nil)
-	_ framework.NominatorAwareFilter = (*Plugin)(nil)
-	_ framework.NodeVerdictRegistrar = (*Plugin)(nil)
-	_ framework.EvictionMessager     = (*Plugin)(nil)
-	_ framework.SyncedPlugin         = (*Plugin)(nil)
+	_ framework.PlacementJudge = (*Plugin)(nil)
+	_ framework.CycleHook      = (*Plugin)(nil)
 )
 
 // New builds the plugin from its args (defaulted and validated by the policy decoder) and the
@@ -170,7 +166,7 @@ func NewWithClock(ctx context.Context, args *SchedulerSimulationArgs, h framewor
 // crdAvailability answers for the Handle which CRDs the cluster serves.
 type crdAvailability struct{ h framework.Handle }
 
-func (a crdAvailability) Serves(crd crdcheck.CRD) bool { return framework.ServesCRD(a.h, crd) }
+func (a crdAvailability) Serves(crd crdcheck.CRD) bool { return a.h.ServesCRD(crd) }
 
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return Name }
@@ -193,7 +189,7 @@ func (p *Plugin) RegisterMetrics(reg compmetrics.KubeRegistry) error {
 }
 
 // HasSynced reports whether the simulator's scheduler cache and the plugin's pod handler have been
-// delivered the informers' initial lists (framework.SyncedPlugin): the runtime waits for it before
+// delivered the informers' initial lists (framework.PlacementJudge): the runtime waits for it before
 // the first cycle, so the cycle does not spend its time filling the cache.
 func (p *Plugin) HasSynced() bool { return p.sim.HasSynced() && p.podReg.HasSynced() }
 
@@ -203,22 +199,21 @@ func (p *Plugin) Close() error {
 	return nil
 }
 
-// AddPodIntrinsicNominator registers the plugin named name as pod-intrinsic: its nominations are
-// never blocked.
-func (p *Plugin) AddPodIntrinsicNominator(name string) {
+// SetNominators takes the profile's deschedule and balance plugins (framework.PlacementJudge): the
+// NodeVerdicters among them judge predicted nodes, in the order given, and the nominations of the
+// pod-intrinsic ones are never blocked.
+func (p *Plugin) SetNominators(nominators []framework.Nominator) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.intrinsic == nil {
-		p.intrinsic = map[string]bool{}
+	p.verdicts, p.intrinsic = nil, map[string]bool{}
+	for _, n := range nominators {
+		if n.Verdicter != nil {
+			p.verdicts = append(p.verdicts, namedVerdicter{n.Name, n.Verdicter})
+		}
+		if n.PodIntrinsic {
+			p.intrinsic[n.Name] = true
+		}
 	}
-	p.intrinsic[name] = true
-}
-
-// AddNodeVerdicter registers the plugin named name as a judge of predicted nodes.
-func (p *Plugin) AddNodeVerdicter(name string, v NodeVerdicter) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.verdicts = append(p.verdicts, namedVerdicter{name, v})
 }
 
 // BeginCycle starts a cycle: the simulation snapshot is brought up to date and the decisions of
@@ -412,22 +407,18 @@ func (p *Plugin) Decision(pod *corev1.Pod) (Decision, bool) {
 	return d, ok
 }
 
-// PredictedNode returns the node predicted for the replacement of a pod admitted in this cycle
-// ("" when the pod was not admitted, or was admitted without a prediction).
-func (p *Plugin) PredictedNode(pod *corev1.Pod) string {
-	if d, ok := p.Decision(pod); ok && d.Verdict == VerdictEvict && d.Prediction.Moves() {
-		return d.Prediction.Node
+// Admitted returns, for a pod admitted in this cycle (framework.PlacementJudge), the node predicted
+// for its replacement ("" when it was admitted without a prediction that moves it) and its
+// prediction for the eviction Event; both are "" for a pod not admitted in this cycle.
+func (p *Plugin) Admitted(pod *corev1.Pod) (predictedNode, message string) {
+	d, ok := p.Decision(pod)
+	if !ok || d.Verdict != VerdictEvict {
+		return "", ""
 	}
-	return ""
-}
-
-// EvictionMessage returns the prediction of an admitted pod for its eviction Event ("" when the
-// pod was not admitted in this cycle). The evictor is meant to append it to the Event's message.
-func (p *Plugin) EvictionMessage(pod *corev1.Pod) string {
-	if d, ok := p.Decision(pod); ok && d.Verdict == VerdictEvict {
-		return d.Message
+	if d.Prediction.Moves() {
+		predictedNode = d.Prediction.Node
 	}
-	return ""
+	return predictedNode, d.Message
 }
 
 // Decisions returns the decisions of the current cycle, sorted by namespace and name.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 )
 
@@ -96,14 +97,14 @@ func TestAdmitsOnlyMovesAndComposesWithinACycle(t *testing.T) {
 	if da.Verdict != VerdictEvict || da.Prediction.Node != "n2" || da.Prediction.CurrentNode != "n1" || da.Prediction.Profile != "default-scheduler" {
 		t.Fatalf("decision on a: %+v, want evict to n2", da)
 	}
-	if msg := f.p.EvictionMessage(f.a); !strings.Contains(msg, "predicted on n2 with score") || !strings.Contains(msg, "current node n1") {
-		t.Fatalf("eviction message %q", msg)
+	if node, msg := f.p.Admitted(f.a); node != "n2" || !strings.Contains(msg, "predicted on n2 with score") || !strings.Contains(msg, "current node n1") {
+		t.Fatalf("Admitted(a) = %q, %q", node, msg)
 	}
 	// Same cycle: n2's room is a's now, so b would land back on n1.
 	if f.p.PreEvictionFilter(f.b) {
 		t.Fatalf("b was admitted into the room promised to a: %+v", f.decision(f.b))
 	}
-	if db := f.decision(f.b); db.Reason != ReasonSameNode || db.Prediction.Node != "n1" || f.p.EvictionMessage(f.b) != "" {
+	if db := f.decision(f.b); db.Reason != ReasonSameNode || db.Prediction.Node != "n1" || admittedAny(f.p, f.b) {
 		t.Fatalf("decision on b: %+v, want blocked for landing back on n1", db)
 	}
 	if got := len(f.p.Decisions()); got != 2 {
@@ -126,7 +127,7 @@ func TestAdmitsOnlyMovesAndComposesWithinACycle(t *testing.T) {
 
 	// A NodeVerdicter that flags the predicted node blocks the eviction, with the runtime's hooks
 	// marking the cycles.
-	f.p.AddNodeVerdicter("LowNodeUtilization", flagNode("n2"))
+	f.p.SetNominators([]framework.Nominator{{Name: "LowNodeUtilization", Verdicter: flagNode("n2")}})
 	ctx := context.Background()
 	f.p.EndCycle(ctx)
 	f.p.BeginCycle(ctx)
@@ -223,4 +224,10 @@ func TestArgs(t *testing.T) {
 	if errs := good.Validate(nil); len(errs) != 0 {
 		t.Fatalf("errors %v", errs)
 	}
+}
+
+// admittedAny reports whether Admitted says anything about pod.
+func admittedAny(p *Plugin, pod *corev1.Pod) bool {
+	node, msg := p.Admitted(pod)
+	return node != "" || msg != ""
 }

@@ -72,7 +72,7 @@ func newEnv(t testing.TB, c *fake.Cluster, opts Options) *Env {
 	}
 	// The runtime lists nodes from this informer; register it before the factory starts.
 	c.Factory.Core().V1().Nodes().Informer()
-	h := &fake.Handle{Cluster: c, Pods: indexer, Nodes: opts.NodeSelector, Metrics: opts.MetricsProviders}
+	h := &fake.Handle{Cluster: c, Pods: indexer, Selector: opts.NodeSelector, Metrics: opts.MetricsProviders}
 	args := opts.DefaultEvictor
 	if args == nil {
 		args = &defaultevictor.DefaultEvictorArgs{}

@@ -59,12 +59,12 @@ func EvictConfirmedViolators(ctx context.Context, h framework.Handle, nodes []*c
 				reason = r
 			}
 			logger.V(4).Info("Pod violates the plugin's rule", "pod", klog.KObj(pod), "node", node.Name, "reason", reason)
-			switch Evict(ctx, ev, pod, plugin, reason) {
-			case Stop:
+			switch framework.Evict(ctx, ev, pod, plugin, reason) {
+			case framework.StopEvicting:
 				return nil
-			case NodeFull:
+			case framework.NodeFull:
 				break podLoop
-			case NamespaceFull:
+			case framework.NamespaceFull:
 				fullNS[pod.Namespace] = true
 			}
 		}

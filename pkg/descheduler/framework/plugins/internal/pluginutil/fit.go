@@ -20,13 +20,13 @@ type Fitter struct {
 }
 
 // NewFitter returns a Fitter reading ClusterScopedResources from the handle's informer factory,
-// treating a node without one as the profile's missingCRPolicy says (framework.MissingCRPolicyOf:
+// treating a node without one as the profile's missingCRPolicy says (Handle.MissingCRPolicy:
 // its DefaultEvictor's or NodeCRDResourceFit's arg, Reject by default); on a
 // cluster that does not serve the ClusterScopedResource CRD it checks no CR and watches none (see
 // nodefit.ForHandle). Call it from a plugin factory, so that the informer is started
 // with the others.
 func NewFitter(ctx context.Context, h framework.Handle) *Fitter {
-	return &Fitter{f: nodefit.ForHandle(ctx, h, framework.MissingCRPolicyOf(h))}
+	return &Fitter{f: nodefit.ForHandle(ctx, h, h.MissingCRPolicy())}
 }
 
 // FitsOn reports whether pod fits node.

@@ -9,11 +9,11 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 )
 
-// EvictOverlapped evicts pods (sorted with SortByPriorityLowToHigh) as a loop of Evict over them
+// EvictOverlapped evicts pods (sorted with SortByPriorityLowToHigh) as a loop of framework.Evict over them
 // does, but with up to inFlight evictions under way at once, so that a node's many violators do
 // not wait for each other's apiserver round trips:
 //
-//   - each pod passes the cycle's limits (framework.LimitChecker, as in Evict) and
+//   - each pod passes the cycle's limits (Evictor.CheckLimits, as in framework.Evict) and
 //     PreEvictionFilter in turn, on this goroutine: decisions are made one at a time and in order
 //     (SchedulerSimulation composes the moves it admits);
 //   - an admitted pod's eviction (limits, then the evict plugin) runs on its own goroutine while
@@ -21,21 +21,21 @@ import (
 //   - a pod that does not compare equal (ComparePriorityLowToHigh) to the pods being evicted waits
 //     until their evictions are done, so the limits go to the lowest priorities first, as in the
 //     loop (pods that compare equal are in no defined order there either);
-//   - once an eviction reports NodeFull or Stop, no further pod is decided or evicted (the ones
+//   - once an eviction reports NodeFull or StopEvicting, no further pod is decided or evicted (the ones
 //     already in flight finish: they are refused by the same limit). At most inFlight pods are
 //     thus admitted by PreEvictionFilter and then not evicted, where the loop has at most one:
 //     a pod is decided only while fewer than inFlight evictions are under way.
 //
-// It returns Stop when the cycle's total limit, stale caches or ctx stopped it, Failed when a pod
-// was not evicted (a filter, a limit, a PodDisruptionBudget), Evicted otherwise. reason gives each
+// It returns StopEvicting when the cycle's total limit, stale caches or ctx stopped it, NotEvicted
+// when a pod was not evicted (a filter, a limit, a PodDisruptionBudget), Evicted otherwise. reason gives each
 // pod's eviction reason. inFlight < 2 is the loop.
-func EvictOverlapped(ctx context.Context, ev framework.Evictor, pods []*corev1.Pod, plugin string, reason func(*corev1.Pod) string, inFlight int) Outcome {
+func EvictOverlapped(ctx context.Context, ev framework.Evictor, pods []*corev1.Pod, plugin string, reason func(*corev1.Pod) string, inFlight int) framework.EvictOutcome {
 	inFlight = max(inFlight, 1)
 	var (
 		wg     sync.WaitGroup
 		slots  = make(chan struct{}, inFlight)
 		mu     sync.Mutex
-		stop   bool // Stop seen
+		stop   bool // StopEvicting seen
 		full   bool // NodeFull seen
 		failed bool // a pod not evicted
 	)
@@ -44,22 +44,22 @@ func EvictOverlapped(ctx context.Context, ev framework.Evictor, pods []*corev1.P
 		defer mu.Unlock()
 		return stop || full
 	}
-	record := func(out Outcome) {
+	record := func(out framework.EvictOutcome) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch out {
-		case Stop:
+		case framework.StopEvicting:
 			stop = true
-		case NodeFull:
+		case framework.NodeFull:
 			full = true
-		case Failed, NamespaceFull:
+		case framework.NotEvicted, framework.NamespaceFull:
 			failed = true
 		}
 	}
 	var rank *corev1.Pod // a pod of the priority rank being evicted
 	for _, pod := range pods {
 		if ctx.Err() != nil {
-			record(Stop)
+			record(framework.StopEvicting)
 			break
 		}
 		if rank != nil && ComparePriorityLowToHigh(rank, pod) != 0 {
@@ -73,31 +73,31 @@ func EvictOverlapped(ctx context.Context, ev framework.Evictor, pods []*corev1.P
 			break
 		}
 		rank = pod
-		// As in Evict: a pod the limits stop already (counting the evictions in flight, which
+		// As in framework.Evict: a pod the limits stop already (counting the evictions in flight, which
 		// hold their reservations) is not simulated.
-		if out, limited := limitedNow(ctx, ev, pod, plugin); limited {
+		if err := ev.CheckLimits(pod); err != nil {
 			<-slots
-			record(out)
+			record(framework.OutcomeOf(ctx, pod, plugin, err))
 			continue
 		}
 		if !ev.PreEvictionFilter(pod) {
 			<-slots
-			record(Failed)
+			record(framework.NotEvicted)
 			continue
 		}
 		wg.Add(1)
 		go func(pod *corev1.Pod) {
 			defer wg.Done()
 			defer func() { <-slots }()
-			record(EvictFiltered(ctx, ev, pod, plugin, reason(pod)))
+			record(framework.EvictFiltered(ctx, ev, pod, plugin, reason(pod)))
 		}(pod)
 	}
 	wg.Wait()
 	switch {
 	case stop:
-		return Stop
+		return framework.StopEvicting
 	case full, failed:
-		return Failed
+		return framework.NotEvicted
 	}
-	return Evicted
+	return framework.Evicted
 }

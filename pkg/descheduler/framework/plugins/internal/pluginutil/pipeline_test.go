@@ -21,6 +21,8 @@ type recordingEvictor struct {
 	gate     func(inFlight []*corev1.Pod)
 	limit    int
 	limitErr error
+	// checkErr is what CheckLimits returns: the cycle's limits stop every pod before it is decided.
+	checkErr error
 
 	mu        sync.Mutex
 	decided   []string
@@ -30,7 +32,8 @@ type recordingEvictor struct {
 	mixed     []string // evictions started while one of another priority rank was in flight
 }
 
-func (e *recordingEvictor) Filter(*corev1.Pod) bool { return true }
+func (e *recordingEvictor) Filter(*corev1.Pod) bool       { return true }
+func (e *recordingEvictor) CheckLimits(*corev1.Pod) error { return e.checkErr }
 
 func (e *recordingEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
 	e.mu.Lock()
@@ -90,7 +93,7 @@ func TestEvictOverlappedOverlaps(t *testing.T) {
 		}
 	}}
 	pods := prioPods(0, 0, 0, 0)
-	if got := EvictOverlapped(context.Background(), ev, pods, "Pl", reasonOf, 4); got != Evicted {
+	if got := EvictOverlapped(context.Background(), ev, pods, "Pl", reasonOf, 4); got != framework.Evicted {
 		t.Fatalf("outcome %v, want Evicted", got)
 	}
 	if ev.maxFlight != 4 || len(ev.evicted) != 4 {
@@ -106,7 +109,7 @@ func TestEvictOverlappedOverlaps(t *testing.T) {
 func TestEvictOverlappedKeepsPriorityOrder(t *testing.T) {
 	ev := &recordingEvictor{}
 	pods := prioPods(0, 0, 0, 5, 5, 9)
-	if got := EvictOverlapped(context.Background(), ev, pods, "Pl", reasonOf, 8); got != Evicted {
+	if got := EvictOverlapped(context.Background(), ev, pods, "Pl", reasonOf, 8); got != framework.Evicted {
 		t.Fatalf("outcome %v, want Evicted", got)
 	}
 	if len(ev.mixed) > 0 {
@@ -127,17 +130,17 @@ func TestEvictOverlappedOutcomes(t *testing.T) {
 		name        string
 		ev          *recordingEvictor
 		inFlight    int
-		want        Outcome
+		want        framework.EvictOutcome
 		wantEvicted int
 		maxDecided  int
 	}{
-		{name: "all evicted", ev: &recordingEvictor{}, inFlight: 3, want: Evicted, wantEvicted: 5, maxDecided: 5},
-		{name: "a filter keeps one", ev: &recordingEvictor{reject: map[string]bool{"p2": true}}, inFlight: 3, want: Failed, wantEvicted: 4, maxDecided: 5},
+		{name: "all evicted", ev: &recordingEvictor{}, inFlight: 3, want: framework.Evicted, wantEvicted: 5, maxDecided: 5},
+		{name: "a filter keeps one", ev: &recordingEvictor{reject: map[string]bool{"p2": true}}, inFlight: 3, want: framework.NotEvicted, wantEvicted: 4, maxDecided: 5},
 		// As the loop: the third pod is refused by the node's limit and no further pod is decided.
-		{name: "node limit, one at a time", ev: &recordingEvictor{limit: 2, limitErr: nodeFull}, inFlight: 1, want: Failed, wantEvicted: 2, maxDecided: 3},
+		{name: "node limit, one at a time", ev: &recordingEvictor{limit: 2, limitErr: nodeFull}, inFlight: 1, want: framework.NotEvicted, wantEvicted: 2, maxDecided: 3},
 		// Overlapped: the pods in flight when the limit is reached are refused too, no more.
-		{name: "node limit, overlapped", ev: &recordingEvictor{limit: 2, limitErr: nodeFull}, inFlight: 3, want: Failed, wantEvicted: 2, maxDecided: 2 + 3},
-		{name: "total limit", ev: &recordingEvictor{limit: 1, limitErr: total}, inFlight: 3, want: Stop, wantEvicted: 1, maxDecided: 1 + 3},
+		{name: "node limit, overlapped", ev: &recordingEvictor{limit: 2, limitErr: nodeFull}, inFlight: 3, want: framework.NotEvicted, wantEvicted: 2, maxDecided: 2 + 3},
+		{name: "total limit", ev: &recordingEvictor{limit: 1, limitErr: total}, inFlight: 3, want: framework.StopEvicting, wantEvicted: 1, maxDecided: 1 + 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := EvictOverlapped(context.Background(), tc.ev, prioPods(0, 0, 0, 0, 0), "Pl", reasonOf, tc.inFlight)
@@ -150,7 +153,7 @@ func TestEvictOverlappedOutcomes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ev := &recordingEvictor{}
-	if got := EvictOverlapped(ctx, ev, prioPods(0, 0), "Pl", reasonOf, 3); got != Stop || len(ev.decided) != 0 {
+	if got := EvictOverlapped(ctx, ev, prioPods(0, 0), "Pl", reasonOf, 3); got != framework.StopEvicting || len(ev.decided) != 0 {
 		t.Fatalf("with ctx done: outcome %v, decided %v; want Stop, none", got, ev.decided)
 	}
 }

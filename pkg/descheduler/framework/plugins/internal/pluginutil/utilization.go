@@ -246,8 +246,8 @@ func (m *Mover) Move(ctx context.Context, sources []*NodeUsage, capacity map[cor
 			if slices.ContainsFunc(m.Resources, func(r corev1.ResourceName) bool { return req[r] > capacity[r] }) {
 				continue
 			}
-			switch Evict(ctx, ev, p, m.Plugin, m.Reason(src)) {
-			case Evicted:
+			switch framework.Evict(ctx, ev, p, m.Plugin, m.Reason(src)) {
+			case framework.Evicted:
 				evicted++
 				if m.Unmeasured {
 					continue
@@ -257,9 +257,9 @@ func (m *Mover) Move(ctx context.Context, sources []*NodeUsage, capacity map[cor
 					capacity[r] -= req[r]
 				}
 				src.updatePercent(m.Resources)
-			case NodeFull:
+			case framework.NodeFull:
 				break podLoop
-			case Stop:
+			case framework.StopEvicting:
 				return true
 			}
 		}
