@@ -79,6 +79,9 @@ type EvictOptions struct {
 	// PredictedNode is where a preEvictionFilter plugin that is a NodePredictor (SchedulerSimulation)
 	// predicted the pod's replacement; the evictor fills it in for the evict plugin ("" when none).
 	PredictedNode string
+	// RequireReservation asks a reservation-first evict plugin (ReservationFirst) to refuse, rather
+	// than evict directly, a pod it would not reserve for (PodMigration sets it).
+	RequireReservation bool
 }
 
 // Evictor is what a plugin evicts through: the profile's evictor plugins composed with its evict

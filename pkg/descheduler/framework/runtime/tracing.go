@@ -70,6 +70,11 @@ func (e *tracedEvictor) CheckLimits(pod *corev1.Pod) error {
 	return nil
 }
 
+// ExplainPreEviction passes the wrapped evictor's answer on (framework.PreEvictionExplainer).
+func (e *tracedEvictor) ExplainPreEviction(pod *corev1.Pod) framework.PreEvictionExplanation {
+	return framework.ExplainPreEviction(e.Evictor, pod)
+}
+
 // evictionResult is the result attribute of an eviction span.
 func evictionResult(err error) string {
 	switch {
