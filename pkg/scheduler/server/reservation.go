@@ -52,6 +52,7 @@ func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedC
 		Client:                 cc.Client,
 		KubeConfig:             cc.KubeConfig,
 		InformerFactory:        cc.InformerFactory,
+		IsLeader:               leads(cc),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("the %s plugin's placer: %w", reservation.Name, err)
@@ -62,4 +63,20 @@ func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedC
 	}
 	klog.FromContext(ctx).Info("Reservations are placed with the profiles that enable the Reservation plugin", "profiles", names)
 	return p, nil
+}
+
+// leads tells whether this replica holds the scheduler's leader Lease (the holder identity is its
+// own), for the placer: only the leader places reservations. Nil without leader election.
+func leads(cc *schedulerserverconfig.CompletedConfig) func(ctx context.Context) (bool, error) {
+	if cc.LeaderElection == nil || cc.LeaderElection.Lock == nil {
+		return nil
+	}
+	lock := cc.LeaderElection.Lock
+	return func(ctx context.Context) (bool, error) {
+		rec, _, err := lock.Get(ctx)
+		if err != nil {
+			return false, err
+		}
+		return rec.HolderIdentity == lock.Identity(), nil
+	}
 }

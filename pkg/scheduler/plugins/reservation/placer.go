@@ -66,7 +66,13 @@ type PlacerConfig struct {
 	InformerFactory informers.SharedInformerFactory
 	// Clock defaults to the real clock.
 	Clock clock.Clock
+	// IsLeader, when set, tells whether this replica leads (holds the scheduler's leader Lease): the
+	// Placer places nothing until it does. Nil: the only replica (no leader election).
+	IsLeader func(ctx context.Context) (bool, error)
 }
+
+// LeaderPoll is how often a Placer that does not lead checks whether it has become the leader.
+const LeaderPoll = 2 * time.Second
 
 // Placer places Pending reservations with the scheduler profile their template names, run over a
 // snapshot of the cluster taken for each placement, and moves placed ones on to Bound or Expired.
@@ -83,6 +89,7 @@ type Placer struct {
 	snapshot   *snapshotHolder
 	queue      workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	clock      clock.Clock
+	isLeader   func(ctx context.Context) (bool, error)
 }
 
 // snapshotHolder is the SharedLister the Placer's frameworks read: the snapshot of the placement
@@ -133,6 +140,7 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 		frameworks: map[string]framework.Framework{},
 		snapshot:   &snapshotHolder{s: internalcache.NewEmptySnapshot()},
 		clock:      cfg.Clock,
+		isLeader:   cfg.IsLeader,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "accord-reservation-placer"}),
 	}
@@ -242,6 +250,9 @@ func (p *Placer) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("reservation placer: informers did not sync within %s (may the scheduler list and watch reservations?)", SyncTimeout)
 	}
+	if !p.waitLeader(ctx) {
+		return nil
+	}
 	go func() {
 		<-ctx.Done()
 		p.queue.ShutDown()
@@ -249,6 +260,37 @@ func (p *Placer) Run(ctx context.Context) error {
 	for p.processNext(ctx) {
 	}
 	return nil
+}
+
+// waitLeader returns once this replica leads (at once without leader election), false when ctx
+// ends first. kube-scheduler exits when it loses the lease, so leading is checked only once.
+func (p *Placer) waitLeader(ctx context.Context) bool {
+	if p.isLeader == nil {
+		return true
+	}
+	logger := klog.FromContext(ctx)
+	logged := false
+	for {
+		leads, err := p.isLeader(ctx)
+		if leads {
+			if logged {
+				logger.Info("Leading the scheduler: placing reservations")
+			}
+			return true
+		}
+		if !logged {
+			logger.Info("Not the scheduler's leader: reservations are placed by the leader only; waiting for the lease", "poll", LeaderPoll)
+			logged = true
+		}
+		if err != nil {
+			logger.V(2).Info("Reading the leader lease failed; retrying", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(LeaderPoll):
+		}
+	}
 }
 
 func (p *Placer) processNext(ctx context.Context) bool {
