@@ -13,15 +13,17 @@ import (
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins/reservation"
 )
 
 // reservationPlacer builds the reservation placer when a profile of the scheduler enables the
 // Reservation plugin (nil otherwise), with those profiles and the scheduler's plugin registry
-// (kube-scheduler's in-tree plugins and the out-of-tree ones opts register). Call it after Setup
+// (kube-scheduler's in-tree plugins and the out-of-tree ones opts register), sharing the Reservation
+// informer of crs, which the Reservation plugin started. Call it after Setup
 // and before Run: its frameworks register their informers with the scheduler's factory, which Run
 // starts.
-func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, sched *scheduler.Scheduler, opts []app.Option) (*reservation.Placer, error) {
+func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, sched *scheduler.Scheduler, crs *crcache.Cache, opts []app.Option) (*reservation.Placer, error) {
 	var profiles []schedconfig.KubeSchedulerProfile
 	for _, prof := range cc.ComponentConfig.Profiles {
 		fw := sched.Profiles[prof.SchedulerName]
@@ -52,6 +54,7 @@ func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedC
 		Client:                 cc.Client,
 		KubeConfig:             cc.KubeConfig,
 		InformerFactory:        cc.InformerFactory,
+		Reservations:           crs.ReservationInformer(),
 		IsLeader:               leads(cc),
 	})
 	if err != nil {

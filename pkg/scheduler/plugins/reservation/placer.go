@@ -33,9 +33,8 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
-	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+	schedinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions/scheduling/v1alpha1"
 	schedlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
-	"github.com/accord-sched/accord/pkg/informertransform"
 )
 
 // SyncTimeout bounds the Placer's wait for its informers before it places anything.
@@ -64,6 +63,9 @@ type PlacerConfig struct {
 	Client          clientset.Interface
 	KubeConfig      *rest.Config
 	InformerFactory informers.SharedInformerFactory
+	// Reservations is the Reservation informer the scheduler's Reservation plugin reads
+	// (crcache.Cache.ReservationInformer), started and synced by it: the Placer shares it.
+	Reservations schedinformers.ReservationInformer
 	// Clock defaults to the real clock.
 	Clock clock.Clock
 	// IsLeader, when set, tells whether this replica leads (holds the scheduler's leader Lease): the
@@ -80,7 +82,6 @@ const LeaderPoll = 2 * time.Second
 // factory starts; Run it beside the scheduler.
 type Placer struct {
 	accord     accordclient.Interface
-	factory    accordinformers.SharedInformerFactory
 	lister     schedlisters.ReservationLister
 	synced     []cache.InformerSynced
 	pods       corelisters.PodLister
@@ -129,11 +130,12 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	factory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(informertransform.StripManagedFields))
-	rsv := factory.Scheduling().V1alpha1().Reservations()
+	rsv := cfg.Reservations
+	if rsv == nil {
+		return nil, fmt.Errorf("the reservation placer needs the Reservation informer of the scheduler's Reservation plugin")
+	}
 	p := &Placer{
 		accord:     accord,
-		factory:    factory,
 		lister:     rsv.Lister(),
 		pods:       cfg.InformerFactory.Core().V1().Pods().Lister(),
 		nodes:      cfg.InformerFactory.Core().V1().Nodes().Lister(),
@@ -233,14 +235,12 @@ func (p *Placer) podChanged(obj any) {
 	}
 }
 
-// Run starts the Placer's informers, waits (at most SyncTimeout) for them and for the scheduler's,
-// and places reservations until ctx is done.
+// Run waits (at most SyncTimeout) for the Reservation informer it shares with the Reservation plugin
+// and for the scheduler's, then, once this replica leads, places reservations until ctx is done.
 func (p *Placer) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("reservation-placer")
 	ctx = klog.NewContext(ctx, logger)
 	defer p.queue.ShutDown()
-	p.factory.Start(ctx.Done())
-	defer p.factory.Shutdown()
 	logger.Info("Waiting for the Reservation, Pod and Node informers before placing reservations", "timeout", SyncTimeout)
 	syncCtx, cancel := context.WithTimeout(ctx, SyncTimeout)
 	defer cancel()
