@@ -55,6 +55,7 @@ func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedC
 		KubeConfig:             cc.KubeConfig,
 		InformerFactory:        cc.InformerFactory,
 		Reservations:           crs.ReservationInformer(),
+		SchedulerCache:         sched.Cache,
 		IsLeader:               leads(cc),
 	})
 	if err != nil {

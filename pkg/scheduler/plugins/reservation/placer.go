@@ -63,6 +63,10 @@ type PlacerConfig struct {
 	Client          clientset.Interface
 	KubeConfig      *rest.Config
 	InformerFactory informers.SharedInformerFactory
+	// SchedulerCache, when set, is the scheduler's own cache (kube-scheduler's Scheduler.Cache):
+	// placements run on its snapshot, which holds the pods the scheduler has assumed but not yet
+	// bound. Nil: a snapshot of the informers' assigned pods.
+	SchedulerCache internalcache.Cache
 	// Reservations is the Reservation informer the scheduler's Reservation plugin reads
 	// (crcache.Cache.ReservationInformer), started and synced by it: the Placer shares it.
 	Reservations schedinformers.ReservationInformer
@@ -91,6 +95,7 @@ type Placer struct {
 	queue      workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	clock      clock.Clock
 	isLeader   func(ctx context.Context) (bool, error)
+	schedCache internalcache.Cache
 }
 
 // snapshotHolder is the SharedLister the Placer's frameworks read: the snapshot of the placement
@@ -143,6 +148,7 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 		snapshot:   &snapshotHolder{s: internalcache.NewEmptySnapshot()},
 		clock:      cfg.Clock,
 		isLeader:   cfg.IsLeader,
+		schedCache: cfg.SchedulerCache,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "accord-reservation-placer"}),
 	}
@@ -374,7 +380,7 @@ func (p *Placer) place(ctx context.Context, r *schedv1alpha1.Reservation) error 
 		return p.setStatus(ctx, r, schedv1alpha1.ReservationFailed, ReasonUnsupported,
 			"templates with resourceClaims are not supported", "", nil)
 	}
-	snap, err := p.takeSnapshot()
+	snap, err := p.takeSnapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -391,7 +397,16 @@ func (p *Placer) place(ctx context.Context, r *schedv1alpha1.Reservation) error 
 	return p.setStatus(ctx, r, schedv1alpha1.ReservationAvailable, ReasonPlaced, msg, node, nil)
 }
 
-func (p *Placer) takeSnapshot() (*internalcache.Snapshot, error) {
+// takeSnapshot is the cluster a placement runs on: the scheduler cache's snapshot (assumed pods
+// included) when the Placer has it, else the informers' nodes and assigned pods.
+func (p *Placer) takeSnapshot(ctx context.Context) (*internalcache.Snapshot, error) {
+	if p.schedCache != nil {
+		snap := internalcache.NewEmptySnapshot()
+		if err := p.schedCache.UpdateSnapshot(klog.FromContext(ctx), snap); err != nil {
+			return nil, err
+		}
+		return snap, nil
+	}
 	nodes, err := p.nodes.List(labels.Everything())
 	if err != nil {
 		return nil, err
