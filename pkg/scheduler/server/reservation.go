@@ -10,10 +10,10 @@ import (
 	schedulerserverconfig "k8s.io/kubernetes/cmd/kube-scheduler/app/config"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
-	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+	"github.com/accord-sched/accord/pkg/scheduler/frameworks"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins/reservation"
 )
 
@@ -43,8 +43,8 @@ func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedC
 			return nil, err
 		}
 	}
-	registry := frameworkplugins.NewInTreeRegistry()
-	if err := registry.Merge(outOfTree); err != nil {
+	registry, err := frameworks.Registry(outOfTree)
+	if err != nil {
 		return nil, err
 	}
 	p, err := reservation.NewPlacer(ctx, reservation.PlacerConfig{

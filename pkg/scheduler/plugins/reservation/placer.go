@@ -11,30 +11,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/features"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 	"k8s.io/utils/clock"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	schedinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions/scheduling/v1alpha1"
 	schedlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/scheduler/frameworks"
 )
 
 // SyncTimeout bounds the Placer's wait for its informers before it places anything.
@@ -144,7 +139,6 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 		lister:     rsv.Lister(),
 		pods:       cfg.InformerFactory.Core().V1().Pods().Lister(),
 		nodes:      cfg.InformerFactory.Core().V1().Nodes().Lister(),
-		frameworks: map[string]framework.Framework{},
 		snapshot:   &snapshotHolder{s: internalcache.NewEmptySnapshot()},
 		clock:      cfg.Clock,
 		isLeader:   cfg.IsLeader,
@@ -152,27 +146,12 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "accord-reservation-placer"}),
 	}
-	csi := nodevolumelimits.NewCSIManager(cfg.InformerFactory.Storage().V1().CSINodes().Lister())
-	dra, err := draManager(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	for i := range cfg.Profiles {
-		prof := &cfg.Profiles[i]
-		fw, err := frameworkruntime.NewFramework(ctx, cfg.Registry, prof,
-			frameworkruntime.WithComponentConfigVersion(cfg.ComponentConfigVersion),
-			frameworkruntime.WithClientSet(cfg.Client),
-			frameworkruntime.WithKubeConfig(cfg.KubeConfig),
-			frameworkruntime.WithInformerFactory(cfg.InformerFactory),
-			frameworkruntime.WithSharedCSIManager(csi),
-			frameworkruntime.WithSharedDRAManager(dra),
-			frameworkruntime.WithSnapshotSharedLister(p.snapshot),
-			frameworkruntime.WithLogger(klog.FromContext(ctx).WithValues("reservationProfile", prof.SchedulerName)),
-		)
-		if err != nil {
-			return nil, fmt.Errorf("building the reservation placer's framework of profile %q: %w", prof.SchedulerName, err)
-		}
-		p.frameworks[prof.SchedulerName] = fw
+	if p.frameworks, err = frameworks.Build(ctx, frameworks.Options{
+		Profiles: cfg.Profiles, ComponentConfigVersion: cfg.ComponentConfigVersion, Registry: cfg.Registry,
+		Client: cfg.Client, KubeConfig: cfg.KubeConfig, InformerFactory: cfg.InformerFactory,
+		Snapshot: p.snapshot, LogKey: "reservationProfile",
+	}); err != nil {
+		return nil, fmt.Errorf("the reservation placer: %w", err)
 	}
 	podInf := cfg.InformerFactory.Core().V1().Pods().Informer()
 	nodeInf := cfg.InformerFactory.Core().V1().Nodes().Informer()
@@ -191,32 +170,6 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 	}
 	p.synced = []cache.InformerSynced{rsv.Informer().HasSynced, podInf.HasSynced, nodeInf.HasSynced}
 	return p, nil
-}
-
-// draManager builds the DRA manager kube-scheduler hands its profiles (when DynamicResourceAllocation
-// is on) over the scheduler's informer factory, as pkg/scheduler.New builds it: the DynamicResources
-// plugin reads it in PreFilter, also for pods without claims (extended resources backed by devices).
-func draManager(ctx context.Context, cfg PlacerConfig) (fwk.SharedDRAManager, error) {
-	if !feature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
-		return nil, nil
-	}
-	factory := cfg.InformerFactory
-	claims := assumecache.NewAssumeCache(klog.FromContext(ctx), factory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
-	opts := resourceslicetracker.Options{
-		EnableDeviceTaintRules:   feature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules),
-		EnableConsumableCapacity: feature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
-		SliceInformer:            factory.Resource().V1().ResourceSlices(),
-		KubeClient:               cfg.Client,
-	}
-	if opts.EnableDeviceTaintRules {
-		opts.TaintInformer = factory.Resource().V1beta2().DeviceTaintRules()
-		opts.ClassInformer = factory.Resource().V1().DeviceClasses()
-	}
-	tracker, err := resourceslicetracker.StartTracker(ctx, opts)
-	if err != nil {
-		return nil, fmt.Errorf("starting the reservation placer's ResourceSlice tracker: %w", err)
-	}
-	return dynamicresources.NewDRAManager(ctx, claims, tracker, factory), nil
 }
 
 func (p *Placer) enqueue(obj any) {
