@@ -162,6 +162,10 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		{"events.k8s.io", "events", "create"},
 		// ReservationFirst creates its reservations and deletes those it does not use.
 		{"scheduling.accord.dev", "reservations", "create"}, {"scheduling.accord.dev", "reservations", "delete"},
+		// The PodMigration controller: reads migrations, writes their status, deletes finished ones
+		// past their ttlSecondsAfterFinished.
+		{"scheduling.accord.dev", "podmigrations", "watch"}, {"scheduling.accord.dev", "podmigrations/status", "update"},
+		{"scheduling.accord.dev", "podmigrations", "delete"},
 		{"metrics.k8s.io", "nodes", "list"}, {"metrics.k8s.io", "pods", "get"},
 		// The simulated kube-scheduler plugins.
 		{"", "services", "watch"}, {"apps", "replicasets", "watch"}, {"", "persistentvolumeclaims", "watch"},
@@ -174,8 +178,9 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	}
 	for _, r := range cluster.Rules {
 		for _, v := range r.Verbs {
-			// The only delete: ReservationFirst's own reservations.
-			ownReservations := v == "delete" && len(r.Resources) == 1 && r.Resources[0] == "reservations"
+			// The only deletes: ReservationFirst's own reservations, and finished PodMigrations past
+			// their ttlSecondsAfterFinished.
+			ownReservations := v == "delete" && len(r.Resources) == 1 && (r.Resources[0] == "reservations" || r.Resources[0] == "podmigrations")
 			if ownReservations {
 				continue
 			}

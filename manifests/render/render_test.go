@@ -104,7 +104,7 @@ func TestChartDefaults(t *testing.T) {
 	}
 	k := kinds(objs)
 	for kind, n := range map[string]int{
-		"CustomResourceDefinition": 3, "ServiceAccount": 3, "ConfigMap": 3, "Deployment": 3, "PodDisruptionBudget": 3,
+		"CustomResourceDefinition": 4, "ServiceAccount": 3, "ConfigMap": 3, "Deployment": 3, "PodDisruptionBudget": 3,
 		// The metrics reader; each secure port's system:auth-delegator binding and authentication
 		// reader (the scheduler's auth-delegator rights come with system:kube-scheduler).
 		"ClusterRole": 4, "Role": 3, "RoleBinding": 6, "ClusterRoleBinding": 7,

@@ -57,8 +57,16 @@ func Reservations() CRD {
 	return CRD{GroupVersionResource: schedv1alpha1.SchemeGroupVersion.WithResource("reservations"), Kind: "Reservation"}
 }
 
+// PodMigrations is the CRD of PodMigrations (manifests/crds); the descheduler's PodMigration
+// controller needs it.
+func PodMigrations() CRD {
+	return CRD{GroupVersionResource: schedv1alpha1.SchemeGroupVersion.WithResource("podmigrations"), Kind: "PodMigration"}
+}
+
 // All lists Accord's CRDs.
-func All() []CRD { return []CRD{ClusterScopedResources(), NodeMetrics(), Reservations()} }
+func All() []CRD {
+	return []CRD{ClusterScopedResources(), NodeMetrics(), Reservations(), PodMigrations()}
+}
 
 // Availability tells which of Accord's CRDs the cluster serves.
 type Availability interface {

@@ -145,7 +145,11 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 	if opts.WithoutScheduler {
 		return p, p.startConsole(ctx, opts, false)
 	}
-	if err := os.WriteFile(p.SchedulerConfig, manifests.SchedulerConfig, 0o644); err != nil {
+	schedCfg, err := SchedulerConfig()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(p.SchedulerConfig, schedCfg, 0o644); err != nil {
 		return nil, err
 	}
 	p.run(ctx, "accord-scheduler", func(ctx context.Context) error {
@@ -309,9 +313,9 @@ Make node-5 stop offering example.com/memory and watch its pods move to node-2:
 Ask the descheduler why it would (not) evict each candidate pod (one dry-run cycle):
   bin/accord-descheduler explain --kubeconfig %s \
     --policy-config-file %s --scheduler-config-file %s
-
+%s
 Press Ctrl-C to stop.
-`, p.ConsoleURL, p.Kubeconfig, p.SchedulerConfig, p.DeschedulerPolicy, p.MetricsReporterConfig, p.Kubeconfig, p.DeschedulerPolicy, p.SchedulerConfig)
+`, p.ConsoleURL, p.Kubeconfig, p.SchedulerConfig, p.DeschedulerPolicy, p.MetricsReporterConfig, p.Kubeconfig, p.DeschedulerPolicy, p.SchedulerConfig, migrationHowTo)
 	select {
 	case <-ctx.Done():
 		klog.FromContext(ctx).Info("Shutting down the playground")

@@ -30,6 +30,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&ClusterScopedResourceList{},
 		&Reservation{},
 		&ReservationList{},
+		&PodMigration{},
+		&PodMigrationList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -162,6 +162,9 @@ type recordingEvictor struct{ evicted []string }
 func (e *recordingEvictor) Filter(*corev1.Pod) bool            { return true }
 func (e *recordingEvictor) PreEvictionFilter(*corev1.Pod) bool { return true }
 func (e *recordingEvictor) CheckLimits(*corev1.Pod) error      { return nil }
+func (*recordingEvictor) ExplainPreEviction(*corev1.Pod) framework.PreEvictionExplanation {
+	return framework.PreEvictionExplanation{}
+}
 func (e *recordingEvictor) Evict(_ context.Context, pod *corev1.Pod, _ framework.EvictOptions) error {
 	e.evicted = append(e.evicted, pod.Name)
 	return nil

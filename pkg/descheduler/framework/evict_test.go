@@ -16,6 +16,9 @@ type errEvictor struct{ err error }
 func (errEvictor) Filter(*corev1.Pod) bool            { return true }
 func (errEvictor) PreEvictionFilter(*corev1.Pod) bool { return true }
 func (errEvictor) CheckLimits(*corev1.Pod) error      { return nil }
+func (errEvictor) ExplainPreEviction(*corev1.Pod) framework.PreEvictionExplanation {
+	return framework.PreEvictionExplanation{}
+}
 func (e errEvictor) Evict(context.Context, *corev1.Pod, framework.EvictOptions) error {
 	return e.err
 }
@@ -54,6 +57,9 @@ func (e *limitedEvictor) Evict(context.Context, *corev1.Pod, framework.EvictOpti
 	return e.limit
 }
 func (e *limitedEvictor) CheckLimits(*corev1.Pod) error { return e.limit }
+func (*limitedEvictor) ExplainPreEviction(*corev1.Pod) framework.PreEvictionExplanation {
+	return framework.PreEvictionExplanation{}
+}
 
 // A pod the cycle's limits stop is not run through PreEvictionFilter (the scheduler simulation),
 // and the outcome is the limit's.

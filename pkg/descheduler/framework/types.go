@@ -83,6 +83,9 @@ type EvictOptions struct {
 	// predicted the pod's replacement (PlacementJudge.Admitted); the evictor fills it in for the
 	// evict plugin ("" when none).
 	PredictedNode string
+	// RequireReservation asks a reservation-first evict plugin (ReservationFirst) to refuse, rather
+	// than evict directly, a pod it would not reserve for (PodMigration sets it).
+	RequireReservation bool
 }
 
 // Evictor is what a plugin evicts through: the profile's evictor plugins composed with its evict
@@ -104,6 +107,10 @@ type Evictor interface {
 	// it before PreEvictionFilter, so that a pod no limit would let go is not simulated (nor
 	// admitted into the simulation) for nothing.
 	CheckLimits(pod *corev1.Pod) error
+	// ExplainPreEviction says what the profile's preEvictionFilter plugins decided on pod the last
+	// time it went through PreEvictionFilter in this cycle: the node predicted for its replacement
+	// and, when it was refused, the refusing plugin and its reason (PodMigration reports them).
+	ExplainPreEviction(pod *corev1.Pod) PreEvictionExplanation
 }
 
 // PodFilter selects pods.
@@ -225,6 +232,9 @@ type PlacementJudge interface {
 	// pod's replacement goes to ("" when the replacement stays or it has no prediction) and what it
 	// adds to the eviction's Event ("" when nothing). Both are "" for a pod it did not admit.
 	Admitted(pod *corev1.Pod) (predictedNode, message string)
+	// RefusalMessage returns why the judge refused pod in the current cycle (SchedulerSimulation:
+	// the scheduler's "0/N nodes are available: ..." message), "" when it did not refuse it.
+	RefusalMessage(pod *corev1.Pod) string
 	HasSynced() bool
 }
 

@@ -135,7 +135,32 @@ func Validate(p *descheduler.DeschedulerPolicy, registry framework.Registry, arg
 				}
 			}
 		}
+		errs = append(errs, validatePodMigration(i, prof)...)
 		errs = append(errs, validateProfile(path, prof, registry, args)...)
+	}
+	return errs
+}
+
+// Names of the in-tree plugins validatePodMigration pairs (policy may not import the plugins).
+const (
+	podMigrationName     = "PodMigration"
+	reservationFirstName = "ReservationFirst"
+)
+
+// validatePodMigration: the PodMigration controller moves pods reservation-first through its
+// profile's evict plugin, which must therefore be ReservationFirst.
+func validatePodMigration(i int, prof *descheduler.DeschedulerProfile) field.ErrorList {
+	var errs field.ErrorList
+	if slices.Contains(Enabled(&prof.Plugins, Evict), reservationFirstName) {
+		return nil
+	}
+	for _, point := range []ExtensionPoint{Deschedule, Balance} {
+		for _, name := range Enabled(&prof.Plugins, point) {
+			if name == podMigrationName {
+				errs = append(errs, field.Invalid(EnabledPath(i, point, name, &prof.Plugins), name,
+					"PodMigration moves pods reservation-first: enable ReservationFirst at plugins.evict.enabled of this profile"))
+			}
+		}
 	}
 	return errs
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+	"github.com/accord-sched/accord/pkg/scheduler/frameworks"
 	schedplugins "github.com/accord-sched/accord/pkg/scheduler/plugins"
 )
 
@@ -173,7 +174,7 @@ func New(ctx context.Context, opts Options) (*Simulator, error) {
 		crs = crcache.NewForFactory(opts.AccordInformerFactory, opts.CRDs)
 		outOfTree = schedplugins.Registry(descriptors, crs)
 	}
-	reg, err := registry(outOfTree)
+	reg, err := frameworks.Registry(outOfTree)
 	if err != nil {
 		return nil, err
 	}
@@ -185,14 +186,9 @@ func New(ctx context.Context, opts Options) (*Simulator, error) {
 	// once registered (with component-base's legacy registry, once per process, as kube-scheduler
 	// does; the descheduler does not serve that registry).
 	schedmetrics.Register()
-	dra, csi, err := sharedManagers(ctx, &opts)
-	if err != nil {
-		return nil, err
-	}
 	s := &Simulator{
 		cache:       internalcache.New(ctx, nil, feature.DefaultFeatureGate.Enabled(features.GenericWorkload)),
 		snapshot:    internalcache.NewEmptySnapshot(),
-		frameworks:  map[string]framework.Framework{},
 		crs:         crs,
 		fallback:    opts.FallbackProfile,
 		syncTimeout: opts.SyncTimeout,
@@ -205,23 +201,12 @@ func New(ctx context.Context, opts Options) (*Simulator, error) {
 	if s.syncTimeout <= 0 {
 		s.syncTimeout = DefaultSyncTimeout
 	}
-	for i := range profiles {
-		p := &profiles[i]
-		fw, err := frameworkruntime.NewFramework(ctx, reg, p,
-			frameworkruntime.WithComponentConfigVersion(cfg.APIVersion),
-			frameworkruntime.WithClientSet(opts.Client),
-			frameworkruntime.WithKubeConfig(opts.KubeConfig),
-			frameworkruntime.WithInformerFactory(opts.InformerFactory),
-			frameworkruntime.WithSharedDRAManager(dra),
-			frameworkruntime.WithSharedCSIManager(csi),
-			frameworkruntime.WithSnapshotSharedLister(s.snapshot),
-			frameworkruntime.WithParallelism(parallelism),
-			frameworkruntime.WithLogger(klog.FromContext(ctx).WithValues("simulatedProfile", p.SchedulerName)),
-		)
-		if err != nil {
-			return nil, fmt.Errorf("building the scheduler framework of profile %q: %w", p.SchedulerName, err)
-		}
-		s.frameworks[p.SchedulerName] = fw
+	if s.frameworks, err = frameworks.Build(ctx, frameworks.Options{
+		Profiles: profiles, ComponentConfigVersion: cfg.APIVersion, Registry: reg,
+		Client: opts.Client, KubeConfig: opts.KubeConfig, InformerFactory: opts.InformerFactory,
+		Snapshot: s.snapshot, Parallelism: parallelism, LogKey: "simulatedProfile",
+	}); err != nil {
+		return nil, err
 	}
 	if s.fallback != "" && s.frameworks[s.fallback] == nil {
 		return nil, fmt.Errorf("fallback profile %q is not a profile of the scheduler configuration", s.fallback)

@@ -38,6 +38,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &schedulingv1alpha1.ClusterScopedResourceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ClusterScopedResourceSpec"):
 		return &schedulingv1alpha1.ClusterScopedResourceSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PodMigration"):
+		return &schedulingv1alpha1.PodMigrationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PodMigrationSpec"):
+		return &schedulingv1alpha1.PodMigrationSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PodMigrationStatus"):
+		return &schedulingv1alpha1.PodMigrationStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Reservation"):
 		return &schedulingv1alpha1.ReservationApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ReservationBoundPod"):

@@ -56,6 +56,8 @@ type Cache struct {
 	// nodes follows both stores and, once nodeReg is set, the scheduler's Node informer.
 	nodes   *NodeIndex
 	nodeReg cache.ResourceEventHandlerRegistration
+	// reservations: Reservations handed out a lister (ReservationInformer shares its informer).
+	reservations bool
 }
 
 // New returns a Cache that builds its client from the framework Handle's KubeConfig.

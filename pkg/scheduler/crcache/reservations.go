@@ -6,6 +6,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/accord-sched/accord/pkg/crdcheck"
+	schedinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions/scheduling/v1alpha1"
 	schedlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
 )
 
@@ -26,6 +27,7 @@ func (c *Cache) Reservations(ctx context.Context, h fwk.Handle) (schedlisters.Re
 	informer := inf.Informer()
 	c.mu.Lock()
 	c.synced = append(c.synced, informer.HasSynced)
+	c.reservations = true
 	external := c.external
 	c.mu.Unlock()
 	if !external {
@@ -34,4 +36,15 @@ func (c *Cache) Reservations(ctx context.Context, h fwk.Handle) (schedlisters.Re
 		}
 	}
 	return inf.Lister(), nil
+}
+
+// ReservationInformer returns the Reservation informer Reservations started (nil when no plugin has
+// asked for Reservations), for the reservation placer to share instead of watching them twice.
+func (c *Cache) ReservationInformer() schedinformers.ReservationInformer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.factory == nil || !c.reservations {
+		return nil
+	}
+	return c.factory.Scheduling().V1alpha1().Reservations()
 }

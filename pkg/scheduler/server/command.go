@@ -107,7 +107,7 @@ func setupAndRun(ctx context.Context, o *options.Options, cache *crcache.Cache, 
 	if err != nil {
 		return err
 	}
-	placer, err := reservationPlacer(ctx, cc, sched, all)
+	placer, err := reservationPlacer(ctx, cc, sched, cache, all)
 	if err != nil {
 		return err
 	}

@@ -10,18 +10,20 @@ import (
 	schedulerserverconfig "k8s.io/kubernetes/cmd/kube-scheduler/app/config"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
-	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+	"github.com/accord-sched/accord/pkg/scheduler/frameworks"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins/reservation"
 )
 
 // reservationPlacer builds the reservation placer when a profile of the scheduler enables the
 // Reservation plugin (nil otherwise), with those profiles and the scheduler's plugin registry
-// (kube-scheduler's in-tree plugins and the out-of-tree ones opts register). Call it after Setup
+// (kube-scheduler's in-tree plugins and the out-of-tree ones opts register), sharing the Reservation
+// informer of crs, which the Reservation plugin started. Call it after Setup
 // and before Run: its frameworks register their informers with the scheduler's factory, which Run
 // starts.
-func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, sched *scheduler.Scheduler, opts []app.Option) (*reservation.Placer, error) {
+func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, sched *scheduler.Scheduler, crs *crcache.Cache, opts []app.Option) (*reservation.Placer, error) {
 	var profiles []schedconfig.KubeSchedulerProfile
 	for _, prof := range cc.ComponentConfig.Profiles {
 		fw := sched.Profiles[prof.SchedulerName]
@@ -41,8 +43,8 @@ func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedC
 			return nil, err
 		}
 	}
-	registry := frameworkplugins.NewInTreeRegistry()
-	if err := registry.Merge(outOfTree); err != nil {
+	registry, err := frameworks.Registry(outOfTree)
+	if err != nil {
 		return nil, err
 	}
 	p, err := reservation.NewPlacer(ctx, reservation.PlacerConfig{
@@ -52,6 +54,9 @@ func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedC
 		Client:                 cc.Client,
 		KubeConfig:             cc.KubeConfig,
 		InformerFactory:        cc.InformerFactory,
+		Reservations:           crs.ReservationInformer(),
+		SchedulerCache:         sched.Cache,
+		IsLeader:               leads(cc),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("the %s plugin's placer: %w", reservation.Name, err)
@@ -62,4 +67,20 @@ func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedC
 	}
 	klog.FromContext(ctx).Info("Reservations are placed with the profiles that enable the Reservation plugin", "profiles", names)
 	return p, nil
+}
+
+// leads tells whether this replica holds the scheduler's leader Lease (the holder identity is its
+// own), for the placer: only the leader places reservations. Nil without leader election.
+func leads(cc *schedulerserverconfig.CompletedConfig) func(ctx context.Context) (bool, error) {
+	if cc.LeaderElection == nil || cc.LeaderElection.Lock == nil {
+		return nil
+	}
+	lock := cc.LeaderElection.Lock
+	return func(ctx context.Context) (bool, error) {
+		rec, _, err := lock.Get(ctx)
+		if err != nil {
+			return false, err
+		}
+		return rec.HolderIdentity == lock.Identity(), nil
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/metricsreporter"
 	"github.com/accord-sched/accord/pkg/playground"
 	"github.com/accord-sched/accord/test/harness"
@@ -174,6 +175,39 @@ func TestPlayground(t *testing.T) {
 		return onNode2 == 3, nil
 	}); err != nil {
 		t.Fatalf("memory-hungry pods did not move off node-5 to node-2: %v", err)
+	}
+	// They moved reservation-first (the playground policy's ReservationFirst): Reservations on
+	// node-2, each consumed (Bound) by a replacement.
+	if err := harness.WaitFor(ctx, 15*time.Second, func(ctx context.Context) (bool, error) {
+		rsvs, err := p.Env.Accord.SchedulingV1alpha1().Reservations("demo").List(ctx, metav1.ListOptions{})
+		if err != nil || len(rsvs.Items) == 0 {
+			return false, err
+		}
+		for _, r := range rsvs.Items {
+			if r.Status.Phase != schedv1alpha1.ReservationBound || r.Status.NodeName != "node-2" {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		t.Errorf("the memory-hungry pods did not move through Reservations on node-2 bound by their replacements: %v", err)
+	}
+	// The how-to's PodMigration: a web pod not on node-1 moves there, reservation-first.
+	webs, err := client.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{LabelSelector: "app=web", FieldSelector: "spec.nodeName!=node-1"})
+	if err != nil || len(webs.Items) == 0 {
+		t.Fatalf("no web pod off node-1: %v", err)
+	}
+	pm, err := p.Env.Accord.SchedulingV1alpha1().PodMigrations("demo").Create(ctx, &schedv1alpha1.PodMigration{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "move-"},
+		Spec:       schedv1alpha1.PodMigrationSpec{PodName: webs.Items[0].Name, TargetNode: "node-1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := harness.WaitFor(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
+		pm, err = p.Env.Accord.SchedulingV1alpha1().PodMigrations("demo").Get(ctx, pm.Name, metav1.GetOptions{})
+		return err == nil && pm.Status.Phase.Finished(), err
+	}); err != nil || pm.Status.Phase != schedv1alpha1.PodMigrationSucceeded || pm.Status.ReplacementNode != "node-1" {
+		t.Errorf("PodMigration of %s to node-1: %v, status %+v", webs.Items[0].Name, err, pm.Status)
 	}
 
 	// A Deployment's pods, bound to a node by hand, run; an evicted pod is recreated by its ReplicaSet.

@@ -76,13 +76,17 @@ func (c *cluster) memSpec(n string, grace int64) corev1.PodSpec {
 }
 
 // statefulSet creates a one-replica StatefulSet "db" (2 example.com/memory, grace period 10 s) and
-// returns its running pod.
-func (c *cluster) statefulSet(t *testing.T) *corev1.Pod {
+// returns its running pod. With pin, its template names that node (no scheduler involved).
+func (c *cluster) statefulSet(t *testing.T, pin ...string) *corev1.Pod {
 	t.Helper()
 	labels := map[string]string{"app": "db"}
+	spec := c.memSpec("2", 10)
+	if len(pin) > 0 {
+		spec.NodeName = pin[0]
+	}
 	set := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: c.ns}, Spec: appsv1.StatefulSetSpec{
 		Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: c.memSpec("2", 10)}}}
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}}}
 	if _, err := env.Client.AppsV1().StatefulSets(c.ns).Create(context.Background(), set, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -100,10 +104,10 @@ func (c *cluster) statefulSet(t *testing.T) *corev1.Pod {
 	return pod
 }
 
-// startDescheduler runs accord-descheduler in-process (a 500 ms interval) with NodeCRDResourceFit
-// and the given evict plugin, simulating the scheduler with schedCfg; it stops with the test.
-func startDescheduler(t *testing.T, c *cluster, evict, schedCfg string) *metrics.Metrics {
-	t.Helper()
+// rsvPolicy is the tests' policy: one profile on this test's nodes that runs deschedule (a plugin,
+// or a Controller with --event-driven) and evicts with evict; rfArgs, when set, are
+// ReservationFirst's args (flow YAML).
+func rsvPolicy(c *cluster, deschedule, evict, rfArgs string) string {
 	policy := fmt.Sprintf(`apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 nodeSelector: %q
@@ -116,13 +120,30 @@ profiles:
     args: {minPodAge: 0s}
   - name: NodeCRDResourceFit
     args: {schedulerNames: [accord-scheduler]}
-  plugins:
-    deschedule: {enabled: [NodeCRDResourceFit]}
+`, nsLabel+"="+c.ns)
+	if rfArgs != "" {
+		policy += fmt.Sprintf("  - name: ReservationFirst\n    args: %s\n", rfArgs)
+	}
+	return policy + fmt.Sprintf(`  plugins:
+    deschedule: {enabled: [%s]}
     evict: {enabled: [%s]}
-`, nsLabel+"="+c.ns, evict)
+`, deschedule, evict)
+}
+
+// startDescheduler runs accord-descheduler in-process (a 500 ms interval) with NodeCRDResourceFit
+// and the given evict plugin, simulating the scheduler with schedCfg; it stops with the test.
+func startDescheduler(t *testing.T, c *cluster, evict, schedCfg string) *metrics.Metrics {
+	t.Helper()
+	return startDeschedulerWith(t, rsvPolicy(c, "NodeCRDResourceFit", evict, ""), schedCfg, false)
+}
+
+// startDeschedulerWith runs accord-descheduler in-process (a 500 ms interval, the event-triggered
+// controllers when eventDriven) with policy, simulating the scheduler with schedCfg.
+func startDeschedulerWith(t *testing.T, policy, schedCfg string, eventDriven bool) *metrics.Metrics {
+	t.Helper()
 	m := metrics.New()
 	inprocess.Descheduler(t, runner.Config{RestConfig: env.Config, PolicyConfigFile: inprocess.WriteFile(t, "policy.yaml", policy),
-		SchedulerConfigFile: schedCfg, DeschedulingInterval: 500 * time.Millisecond, Metrics: m})
+		SchedulerConfigFile: schedCfg, DeschedulingInterval: 500 * time.Millisecond, EventDriven: eventDriven, Metrics: m})
 	return m
 }
 

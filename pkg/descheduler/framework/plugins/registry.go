@@ -10,6 +10,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeutilization"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/nodecrdresourcefit"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/podlifetime"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/podmigration"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removeduplicates"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removefailedpods"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/removepodshavingtoomanyrestarts"
@@ -41,7 +42,8 @@ func Descriptors() []framework.Descriptor {
 		{Name: removepodsviolatinginterpodantiaffinity.Name, Factory: removepodsviolatinginterpodantiaffinity.New, Args: &removepodsviolatinginterpodantiaffinity.RemovePodsViolatingInterPodAntiAffinityArgs{}},
 		{Name: removepodsviolatingtopologyspreadconstraint.Name, Factory: removepodsviolatingtopologyspreadconstraint.New, Args: &removepodsviolatingtopologyspreadconstraint.RemovePodsViolatingTopologySpreadConstraintArgs{}},
 		{Name: schedulersimulation.Name, Factory: schedulersimulation.New, Args: &schedulersimulation.SchedulerSimulationArgs{}},
-		{Name: reservationfirst.Name, Factory: reservationfirst.New},
+		{Name: reservationfirst.Name, Factory: reservationfirst.New, Args: &reservationfirst.ReservationFirstArgs{}},
+		{Name: podmigration.Name, Factory: podmigration.New},
 	}
 }
 

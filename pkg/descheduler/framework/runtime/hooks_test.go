@@ -47,6 +47,7 @@ func (j *judge) SetNominators(nominators []framework.Nominator) {
 func (j *judge) BeginCycle(context.Context)                { j.rec.add("begin") }
 func (j *judge) EndCycle(context.Context)                  { j.rec.add("end") }
 func (j *judge) Admitted(pod *corev1.Pod) (string, string) { return "", "predicted elsewhere" }
+func (j *judge) RefusalMessage(*corev1.Pod) string         { return "" }
 func (j *judge) HasSynced() bool                           { return true }
 
 // aging declares itself pod-intrinsic (as PodLifeTime does) and nominates nothing.
@@ -172,6 +173,7 @@ func (f *filling) PreEvictionFilter(*corev1.Pod) bool                   { return
 func (f *filling) PreEvictionFilterFor(*corev1.Pod, string) bool        { return true }
 func (f *filling) SetNominators([]framework.Nominator)                  {}
 func (f *filling) Admitted(*corev1.Pod) (predictedNode, message string) { return "", "" }
+func (f *filling) RefusalMessage(*corev1.Pod) string                    { return "" }
 func (f *filling) HasSynced() bool                                      { return f.synced.Load() }
 
 // The runtime is synced only once every PlacementJudge is: the descheduler waits for them before

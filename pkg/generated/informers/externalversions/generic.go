@@ -56,6 +56,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	// Group=scheduling.accord.dev, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithResource("clusterscopedresources"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Scheduling().V1alpha1().ClusterScopedResources().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("podmigrations"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Scheduling().V1alpha1().PodMigrations().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("reservations"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Scheduling().V1alpha1().Reservations().Informer()}, nil
 

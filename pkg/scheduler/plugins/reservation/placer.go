@@ -11,31 +11,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/features"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 	"k8s.io/utils/clock"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
-	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
+	schedinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions/scheduling/v1alpha1"
 	schedlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
-	"github.com/accord-sched/accord/pkg/informertransform"
+	"github.com/accord-sched/accord/pkg/scheduler/frameworks"
 )
 
 // SyncTimeout bounds the Placer's wait for its informers before it places anything.
@@ -64,9 +58,22 @@ type PlacerConfig struct {
 	Client          clientset.Interface
 	KubeConfig      *rest.Config
 	InformerFactory informers.SharedInformerFactory
+	// SchedulerCache, when set, is the scheduler's own cache (kube-scheduler's Scheduler.Cache):
+	// placements run on its snapshot, which holds the pods the scheduler has assumed but not yet
+	// bound. Nil: a snapshot of the informers' assigned pods.
+	SchedulerCache internalcache.Cache
+	// Reservations is the Reservation informer the scheduler's Reservation plugin reads
+	// (crcache.Cache.ReservationInformer), started and synced by it: the Placer shares it.
+	Reservations schedinformers.ReservationInformer
 	// Clock defaults to the real clock.
 	Clock clock.Clock
+	// IsLeader, when set, tells whether this replica leads (holds the scheduler's leader Lease): the
+	// Placer places nothing until it does. Nil: the only replica (no leader election).
+	IsLeader func(ctx context.Context) (bool, error)
 }
+
+// LeaderPoll is how often a Placer that does not lead checks whether it has become the leader.
+const LeaderPoll = 2 * time.Second
 
 // Placer places Pending reservations with the scheduler profile their template names, run over a
 // snapshot of the cluster taken for each placement, and moves placed ones on to Bound or Expired.
@@ -74,7 +81,6 @@ type PlacerConfig struct {
 // factory starts; Run it beside the scheduler.
 type Placer struct {
 	accord     accordclient.Interface
-	factory    accordinformers.SharedInformerFactory
 	lister     schedlisters.ReservationLister
 	synced     []cache.InformerSynced
 	pods       corelisters.PodLister
@@ -83,6 +89,8 @@ type Placer struct {
 	snapshot   *snapshotHolder
 	queue      workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	clock      clock.Clock
+	isLeader   func(ctx context.Context) (bool, error)
+	schedCache internalcache.Cache
 }
 
 // snapshotHolder is the SharedLister the Placer's frameworks read: the snapshot of the placement
@@ -122,41 +130,28 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	factory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(informertransform.StripManagedFields))
-	rsv := factory.Scheduling().V1alpha1().Reservations()
+	rsv := cfg.Reservations
+	if rsv == nil {
+		return nil, fmt.Errorf("the reservation placer needs the Reservation informer of the scheduler's Reservation plugin")
+	}
 	p := &Placer{
 		accord:     accord,
-		factory:    factory,
 		lister:     rsv.Lister(),
 		pods:       cfg.InformerFactory.Core().V1().Pods().Lister(),
 		nodes:      cfg.InformerFactory.Core().V1().Nodes().Lister(),
-		frameworks: map[string]framework.Framework{},
 		snapshot:   &snapshotHolder{s: internalcache.NewEmptySnapshot()},
 		clock:      cfg.Clock,
+		isLeader:   cfg.IsLeader,
+		schedCache: cfg.SchedulerCache,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "accord-reservation-placer"}),
 	}
-	csi := nodevolumelimits.NewCSIManager(cfg.InformerFactory.Storage().V1().CSINodes().Lister())
-	dra, err := draManager(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	for i := range cfg.Profiles {
-		prof := &cfg.Profiles[i]
-		fw, err := frameworkruntime.NewFramework(ctx, cfg.Registry, prof,
-			frameworkruntime.WithComponentConfigVersion(cfg.ComponentConfigVersion),
-			frameworkruntime.WithClientSet(cfg.Client),
-			frameworkruntime.WithKubeConfig(cfg.KubeConfig),
-			frameworkruntime.WithInformerFactory(cfg.InformerFactory),
-			frameworkruntime.WithSharedCSIManager(csi),
-			frameworkruntime.WithSharedDRAManager(dra),
-			frameworkruntime.WithSnapshotSharedLister(p.snapshot),
-			frameworkruntime.WithLogger(klog.FromContext(ctx).WithValues("reservationProfile", prof.SchedulerName)),
-		)
-		if err != nil {
-			return nil, fmt.Errorf("building the reservation placer's framework of profile %q: %w", prof.SchedulerName, err)
-		}
-		p.frameworks[prof.SchedulerName] = fw
+	if p.frameworks, err = frameworks.Build(ctx, frameworks.Options{
+		Profiles: cfg.Profiles, ComponentConfigVersion: cfg.ComponentConfigVersion, Registry: cfg.Registry,
+		Client: cfg.Client, KubeConfig: cfg.KubeConfig, InformerFactory: cfg.InformerFactory,
+		Snapshot: p.snapshot, LogKey: "reservationProfile",
+	}); err != nil {
+		return nil, fmt.Errorf("the reservation placer: %w", err)
 	}
 	podInf := cfg.InformerFactory.Core().V1().Pods().Informer()
 	nodeInf := cfg.InformerFactory.Core().V1().Nodes().Informer()
@@ -175,32 +170,6 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 	}
 	p.synced = []cache.InformerSynced{rsv.Informer().HasSynced, podInf.HasSynced, nodeInf.HasSynced}
 	return p, nil
-}
-
-// draManager builds the DRA manager kube-scheduler hands its profiles (when DynamicResourceAllocation
-// is on) over the scheduler's informer factory, as pkg/scheduler.New builds it: the DynamicResources
-// plugin reads it in PreFilter, also for pods without claims (extended resources backed by devices).
-func draManager(ctx context.Context, cfg PlacerConfig) (fwk.SharedDRAManager, error) {
-	if !feature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
-		return nil, nil
-	}
-	factory := cfg.InformerFactory
-	claims := assumecache.NewAssumeCache(klog.FromContext(ctx), factory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
-	opts := resourceslicetracker.Options{
-		EnableDeviceTaintRules:   feature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules),
-		EnableConsumableCapacity: feature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
-		SliceInformer:            factory.Resource().V1().ResourceSlices(),
-		KubeClient:               cfg.Client,
-	}
-	if opts.EnableDeviceTaintRules {
-		opts.TaintInformer = factory.Resource().V1beta2().DeviceTaintRules()
-		opts.ClassInformer = factory.Resource().V1().DeviceClasses()
-	}
-	tracker, err := resourceslicetracker.StartTracker(ctx, opts)
-	if err != nil {
-		return nil, fmt.Errorf("starting the reservation placer's ResourceSlice tracker: %w", err)
-	}
-	return dynamicresources.NewDRAManager(ctx, claims, tracker, factory), nil
 }
 
 func (p *Placer) enqueue(obj any) {
@@ -225,14 +194,12 @@ func (p *Placer) podChanged(obj any) {
 	}
 }
 
-// Run starts the Placer's informers, waits (at most SyncTimeout) for them and for the scheduler's,
-// and places reservations until ctx is done.
+// Run waits (at most SyncTimeout) for the Reservation informer it shares with the Reservation plugin
+// and for the scheduler's, then, once this replica leads, places reservations until ctx is done.
 func (p *Placer) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("reservation-placer")
 	ctx = klog.NewContext(ctx, logger)
 	defer p.queue.ShutDown()
-	p.factory.Start(ctx.Done())
-	defer p.factory.Shutdown()
 	logger.Info("Waiting for the Reservation, Pod and Node informers before placing reservations", "timeout", SyncTimeout)
 	syncCtx, cancel := context.WithTimeout(ctx, SyncTimeout)
 	defer cancel()
@@ -242,6 +209,9 @@ func (p *Placer) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("reservation placer: informers did not sync within %s (may the scheduler list and watch reservations?)", SyncTimeout)
 	}
+	if !p.waitLeader(ctx) {
+		return nil
+	}
 	go func() {
 		<-ctx.Done()
 		p.queue.ShutDown()
@@ -249,6 +219,37 @@ func (p *Placer) Run(ctx context.Context) error {
 	for p.processNext(ctx) {
 	}
 	return nil
+}
+
+// waitLeader returns once this replica leads (at once without leader election), false when ctx
+// ends first. kube-scheduler exits when it loses the lease, so leading is checked only once.
+func (p *Placer) waitLeader(ctx context.Context) bool {
+	if p.isLeader == nil {
+		return true
+	}
+	logger := klog.FromContext(ctx)
+	logged := false
+	for {
+		leads, err := p.isLeader(ctx)
+		if leads {
+			if logged {
+				logger.Info("Leading the scheduler: placing reservations")
+			}
+			return true
+		}
+		if !logged {
+			logger.Info("Not the scheduler's leader: reservations are placed by the leader only; waiting for the lease", "poll", LeaderPoll)
+			logged = true
+		}
+		if err != nil {
+			logger.V(2).Info("Reading the leader lease failed; retrying", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(LeaderPoll):
+		}
+	}
 }
 
 func (p *Placer) processNext(ctx context.Context) bool {
@@ -332,7 +333,7 @@ func (p *Placer) place(ctx context.Context, r *schedv1alpha1.Reservation) error 
 		return p.setStatus(ctx, r, schedv1alpha1.ReservationFailed, ReasonUnsupported,
 			"templates with resourceClaims are not supported", "", nil)
 	}
-	snap, err := p.takeSnapshot()
+	snap, err := p.takeSnapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -349,7 +350,16 @@ func (p *Placer) place(ctx context.Context, r *schedv1alpha1.Reservation) error 
 	return p.setStatus(ctx, r, schedv1alpha1.ReservationAvailable, ReasonPlaced, msg, node, nil)
 }
 
-func (p *Placer) takeSnapshot() (*internalcache.Snapshot, error) {
+// takeSnapshot is the cluster a placement runs on: the scheduler cache's snapshot (assumed pods
+// included) when the Placer has it, else the informers' nodes and assigned pods.
+func (p *Placer) takeSnapshot(ctx context.Context) (*internalcache.Snapshot, error) {
+	if p.schedCache != nil {
+		snap := internalcache.NewEmptySnapshot()
+		if err := p.schedCache.UpdateSnapshot(klog.FromContext(ctx), snap); err != nil {
+			return nil, err
+		}
+		return snap, nil
+	}
 	nodes, err := p.nodes.List(labels.Everything())
 	if err != nil {
 		return nil, err

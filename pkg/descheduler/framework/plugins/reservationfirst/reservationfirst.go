@@ -1,16 +1,10 @@
-// Package reservationfirst is an evict plugin that holds the predicted place before it evicts: for a
-// pod placed by accord-scheduler it creates a Reservation (scheduling.accord.dev/v1alpha1) for the
-// node SchedulerSimulation predicted for its replacement, waits (bounded) until accord-scheduler has
-// placed it, and only then evicts the pod through the Eviction API. The replacement, an owner of the
-// reservation (same name, or same controller), is placed into it. When the reservation cannot be
-// placed, is placed on the pod's own node, or is not placed in time, the pod is not evicted and the
-// reservation is deleted. Pods of other schedulers are evicted directly, as by EvictionAPI.
 package reservationfirst
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,14 +24,15 @@ import (
 // Name is the plugin's name, for `plugins.evict.enabled`.
 const Name = "ReservationFirst"
 
-// SchedulerName is the scheduler whose pods take the reservation path: accord-scheduler, whose
-// Reservation plugin places reservations and their owners.
+// SchedulerName is the default of args.schedulerNames, the schedulers whose pods take the
+// reservation path: accord-scheduler, whose Reservation plugin places reservations and their owners.
 const SchedulerName = "accord-scheduler"
 
 const (
-	// PlacementTimeout bounds the wait for the reservation to be placed.
+	// PlacementTimeout is the default of args.placementTimeout, the bound of the wait for the
+	// reservation to be placed.
 	PlacementTimeout = 30 * time.Second
-	// TTLMargin is added to the pod's termination grace period (and the placement timeout) to make
+	// TTLMargin is the default of args.ttlMargin, added to the pod's termination grace period (and the placement timeout) to make
 	// the reservation's TTL: long enough for the old pod to terminate and its replacement to be
 	// created and scheduled; a crash of the descheduler leaves nothing that holds room longer.
 	TTLMargin    = 2 * time.Minute
@@ -55,19 +50,26 @@ const (
 var ErrNotPlaced = errors.New("reservation not placed")
 
 // Plugin is the ReservationFirst evict plugin.
+// +k8s:deepcopy-gen=false
 type Plugin struct {
 	handle framework.Handle
 	accord accordclient.Interface
 	direct *evictionapi.EvictionAPI
-	// timeout and poll are the placement wait; tests shorten them.
-	timeout, poll time.Duration
+	// schedulerNames: args.schedulerNames.
+	schedulerNames []string
+	// timeout and poll are the placement wait; margin is args.ttlMargin.
+	timeout, poll, margin time.Duration
 }
 
 var _ framework.EvictPlugin = &Plugin{}
 
-// New builds the plugin; it takes no args. It needs the Reservation CRD and a descheduler that can
+// New builds the plugin from its ReservationFirstArgs. It needs the Reservation CRD and a descheduler that can
 // write Accord's CRs.
-func New(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	args, ok := obj.(*ReservationFirstArgs)
+	if !ok {
+		return nil, fmt.Errorf("%s: want args of type ReservationFirstArgs, got %T", Name, obj)
+	}
 	if !h.ServesCRD(crdcheck.Reservations()) {
 		return nil, fmt.Errorf("%s needs the CRD %s, which the cluster does not serve", Name, crdcheck.Reservations())
 	}
@@ -79,7 +81,8 @@ func New(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plu
 	if err != nil {
 		return nil, err
 	}
-	return &Plugin{handle: h, accord: accord, direct: direct.(*evictionapi.EvictionAPI), timeout: PlacementTimeout, poll: pollInterval}, nil
+	return &Plugin{handle: h, accord: accord, direct: direct.(*evictionapi.EvictionAPI), schedulerNames: args.SchedulerNames,
+		timeout: args.PlacementTimeout.Duration, poll: pollInterval, margin: args.TTLMargin.Duration}, nil
 }
 
 // Name returns the plugin's name.
@@ -89,11 +92,14 @@ func (p *Plugin) Name() string { return Name }
 // placed on another node (the predicted one when SchedulerSimulation predicted one).
 func (p *Plugin) Evict(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) error {
 	logger := klog.FromContext(ctx)
-	if pod.Spec.SchedulerName != SchedulerName {
+	if !slices.Contains(p.schedulerNames, pod.Spec.SchedulerName) {
+		if opts.RequireReservation {
+			return fmt.Errorf("not evicting pod %s/%s: %w: its scheduler %q is not one ReservationFirst reserves for (schedulerNames %v)", pod.Namespace, pod.Name, ErrNotPlaced, pod.Spec.SchedulerName, p.schedulerNames)
+		}
 		logger.V(3).Info("Pod of another scheduler: evicting without a reservation", "pod", klog.KObj(pod), "schedulerName", pod.Spec.SchedulerName)
 		return p.direct.Evict(ctx, pod, opts)
 	}
-	r, err := p.accord.SchedulingV1alpha1().Reservations(pod.Namespace).Create(ctx, ReservationFor(pod, opts.PredictedNode), metav1.CreateOptions{})
+	r, err := p.accord.SchedulingV1alpha1().Reservations(pod.Namespace).Create(ctx, ReservationFor(pod, opts.PredictedNode, p.timeout+p.margin), metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("evicting pod %s/%s: creating its reservation: %w", pod.Namespace, pod.Name, err)
 	}
@@ -154,30 +160,16 @@ func (p *Plugin) cleanUp(ctx context.Context, r *schedv1alpha1.Reservation) {
 // ReservationFor is the reservation for pod's replacement: the pod's spec as template, pinned to
 // predicted (when set) and never on the pod's node; owned by the pod's name and, when it has one,
 // its controller's UID (the replacement of a StatefulSet keeps the name, a ReplicaSet's has the
-// controller); its TTL is the pod's grace period plus PlacementTimeout and TTLMargin. The pod's
-// controller owns it, so it goes with its workload.
-func ReservationFor(pod *corev1.Pod, predicted string) *schedv1alpha1.Reservation {
+// controller); its TTL is the pod's grace period plus slack (the placement timeout and the TTL
+// margin). The pod's controller owns it, so it goes with its workload.
+func ReservationFor(pod *corev1.Pod, predicted string, slack time.Duration) *schedv1alpha1.Reservation {
 	spec := pod.Spec.DeepCopy()
 	spec.NodeName = ""
 	req := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpNotIn, Values: []string{pod.Spec.NodeName}}
 	if predicted != "" {
 		req = corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{predicted}}
 	}
-	if spec.Affinity == nil {
-		spec.Affinity = &corev1.Affinity{}
-	}
-	if spec.Affinity.NodeAffinity == nil {
-		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
-	}
-	na := spec.Affinity.NodeAffinity
-	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil || len(na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
-		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{}}}
-	}
-	// The terms are ORed: the requirement goes into each.
-	for i := range na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		t := &na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[i]
-		t.MatchFields = append(t.MatchFields, req)
-	}
+	RequireNodes(spec, req)
 	owners := []schedv1alpha1.ReservationOwner{{Pod: &schedv1alpha1.ReservationPodOwner{Name: pod.Name}}}
 	var ownerRefs []metav1.OwnerReference
 	if ref := metav1.GetControllerOf(pod); ref != nil {
@@ -195,7 +187,27 @@ func ReservationFor(pod *corev1.Pod, predicted string) *schedv1alpha1.Reservatio
 		Spec: schedv1alpha1.ReservationSpec{
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: pod.Labels}, Spec: *spec},
 			Owners:   owners,
-			TTL:      &metav1.Duration{Duration: grace + PlacementTimeout + TTLMargin},
+			TTL:      &metav1.Duration{Duration: grace + slack},
 		},
+	}
+}
+
+// RequireNodes adds req (a metadata.name requirement) to every required node affinity term of spec
+// (the terms are ORed: the requirement goes into each), making one term when there is none. The
+// reservations pin their template with it, and PodMigration the pod it simulates on a target node.
+func RequireNodes(spec *corev1.PodSpec, req corev1.NodeSelectorRequirement) {
+	if spec.Affinity == nil {
+		spec.Affinity = &corev1.Affinity{}
+	}
+	if spec.Affinity.NodeAffinity == nil {
+		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	na := spec.Affinity.NodeAffinity
+	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil || len(na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
+		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{}}}
+	}
+	for i := range na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		t := &na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[i]
+		t.MatchFields = append(t.MatchFields, req)
 	}
 }

@@ -3,12 +3,15 @@ package reservationfirst
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -58,7 +61,7 @@ func setup(t *testing.T, phase schedv1alpha1.ReservationPhase, node string) (*Pl
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Plugin{handle: h, accord: accord, direct: direct.(*evictionapi.EvictionAPI), timeout: 300 * time.Millisecond, poll: 10 * time.Millisecond}, kube, accord
+	return &Plugin{handle: h, accord: accord, direct: direct.(*evictionapi.EvictionAPI), schedulerNames: []string{SchedulerName}, timeout: 300 * time.Millisecond, poll: 10 * time.Millisecond, margin: TTLMargin}, kube, accord
 }
 
 func count(actions []k8stesting.Action, verb, resource, sub string) int {
@@ -123,7 +126,7 @@ func TestReservationFor(t *testing.T) {
 			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}},
 			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"b"}}}},
 		}}}}
-	r := ReservationFor(pod, "dst")
+	r := ReservationFor(pod, "dst", PlacementTimeout+TTLMargin)
 	terms := r.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
 	for i, term := range terms {
 		if len(term.MatchFields) != 1 || term.MatchFields[0].Operator != corev1.NodeSelectorOpIn || term.MatchFields[0].Values[0] != "dst" || len(term.MatchExpressions) != 1 {
@@ -146,9 +149,53 @@ func TestReservationFor(t *testing.T) {
 		t.Errorf("TTL %s, want %s", r.Spec.TTL.Duration, want)
 	}
 	// Without a prediction: anywhere but the pod's node.
-	r = ReservationFor(testPod(SchedulerName), "")
+	r = ReservationFor(testPod(SchedulerName), "", PlacementTimeout+TTLMargin)
 	f := r.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields
 	if len(f) != 1 || f[0].Operator != corev1.NodeSelectorOpNotIn || f[0].Values[0] != "src" {
 		t.Errorf("without a prediction, match fields %+v, want metadata.name NotIn [src]", f)
+	}
+}
+
+// TestRequireReservationRefusesOtherSchedulers: PodMigration asks for the reservation path; a pod
+// of a scheduler not in schedulerNames is then not evicted at all.
+func TestRequireReservationRefusesOtherSchedulers(t *testing.T) {
+	p, kube, accord := setup(t, schedv1alpha1.ReservationAvailable, "dst")
+	err := p.Evict(context.Background(), testPod("default-scheduler"), framework.EvictOptions{PredictedNode: "dst", RequireReservation: true})
+	if !errors.Is(err, ErrNotPlaced) || !strings.Contains(err.Error(), `"default-scheduler"`) {
+		t.Fatalf("error %v, want ErrNotPlaced naming the scheduler", err)
+	}
+	if len(kube.Actions()) != 0 || len(accord.Actions()) != 0 {
+		t.Errorf("want nothing written; kube %v accord %v", kube.Actions(), accord.Actions())
+	}
+}
+
+// TestSchedulerNamesArg: a renamed profile takes the reservation path once named in schedulerNames.
+func TestSchedulerNamesArg(t *testing.T) {
+	p, kube, accord := setup(t, schedv1alpha1.ReservationAvailable, "dst")
+	p.schedulerNames = []string{"accord-renamed"}
+	if err := p.Evict(context.Background(), testPod("accord-renamed"), framework.EvictOptions{PredictedNode: "dst"}); err != nil {
+		t.Fatal(err)
+	}
+	if count(accord.Actions(), "create", "reservations", "") != 1 || count(kube.Actions(), "create", "pods", "eviction") != 1 {
+		t.Errorf("want a reservation then an eviction; kube %v accord %v", kube.Actions(), accord.Actions())
+	}
+}
+
+func TestArgs(t *testing.T) {
+	a := &ReservationFirstArgs{}
+	a.SetDefaults()
+	if !slices.Equal(a.SchedulerNames, []string{SchedulerName}) || a.PlacementTimeout.Duration != PlacementTimeout || a.TTLMargin.Duration != TTLMargin {
+		t.Fatalf("defaults %+v", a)
+	}
+	if errs := a.Validate(field.NewPath("args")); len(errs) != 0 {
+		t.Fatalf("defaults invalid: %v", errs)
+	}
+	bad := &ReservationFirstArgs{SchedulerNames: []string{"ok", "NOT OK", "ok"},
+		PlacementTimeout: &metav1.Duration{}, TTLMargin: &metav1.Duration{Duration: time.Millisecond}}
+	got := bad.Validate(field.NewPath("args")).ToAggregate().Error()
+	for _, want := range []string{"args.schedulerNames[1]", "args.schedulerNames[2]: Duplicate", "args.placementTimeout", "args.ttlMargin"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("errors %q do not name %s", got, want)
+		}
 	}
 }

@@ -421,6 +421,19 @@ func (p *Plugin) Admitted(pod *corev1.Pod) (predictedNode, message string) {
 	return predictedNode, d.Message
 }
 
+// RefusalMessage returns why pod was refused in this cycle (the scheduler's "0/N nodes are
+// available: ..." message for a replacement that fits nowhere), "" when it was not refused
+// (framework.PlacementJudge).
+func (p *Plugin) RefusalMessage(pod *corev1.Pod) string {
+	if d, ok := p.Decision(pod); ok && d.Verdict != VerdictEvict {
+		if d.Message == "" {
+			return d.Reason
+		}
+		return d.Reason + ": " + d.Message
+	}
+	return ""
+}
+
 // Decisions returns the decisions of the current cycle, sorted by namespace and name.
 func (p *Plugin) Decisions() []Decision {
 	p.mu.Lock()

@@ -22,6 +22,14 @@ package v1alpha1
 // ClusterScopedResourceLister.
 type ClusterScopedResourceListerExpansion interface{}
 
+// PodMigrationListerExpansion allows custom methods to be added to
+// PodMigrationLister.
+type PodMigrationListerExpansion interface{}
+
+// PodMigrationNamespaceListerExpansion allows custom methods to be added to
+// PodMigrationNamespaceLister.
+type PodMigrationNamespaceListerExpansion interface{}
+
 // ReservationListerExpansion allows custom methods to be added to
 // ReservationLister.
 type ReservationListerExpansion interface{}

@@ -34,6 +34,9 @@ type recordingEvictor struct {
 
 func (e *recordingEvictor) Filter(*corev1.Pod) bool       { return true }
 func (e *recordingEvictor) CheckLimits(*corev1.Pod) error { return e.checkErr }
+func (*recordingEvictor) ExplainPreEviction(*corev1.Pod) framework.PreEvictionExplanation {
+	return framework.PreEvictionExplanation{}
+}
 
 func (e *recordingEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
 	e.mu.Lock()

@@ -26,6 +26,8 @@ import (
 type Interface interface {
 	// ClusterScopedResources returns a ClusterScopedResourceInformer.
 	ClusterScopedResources() ClusterScopedResourceInformer
+	// PodMigrations returns a PodMigrationInformer.
+	PodMigrations() PodMigrationInformer
 	// Reservations returns a ReservationInformer.
 	Reservations() ReservationInformer
 }
@@ -44,6 +46,11 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // ClusterScopedResources returns a ClusterScopedResourceInformer.
 func (v *version) ClusterScopedResources() ClusterScopedResourceInformer {
 	return &clusterScopedResourceInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
+}
+
+// PodMigrations returns a PodMigrationInformer.
+func (v *version) PodMigrations() PodMigrationInformer {
+	return &podMigrationInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // Reservations returns a ReservationInformer.

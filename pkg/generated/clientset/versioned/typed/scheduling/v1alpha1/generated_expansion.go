@@ -20,4 +20,6 @@ package v1alpha1
 
 type ClusterScopedResourceExpansion interface{}
 
+type PodMigrationExpansion interface{}
+
 type ReservationExpansion interface{}

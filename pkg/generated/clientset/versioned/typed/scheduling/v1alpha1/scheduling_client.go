@@ -29,6 +29,7 @@ import (
 type SchedulingV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	ClusterScopedResourcesGetter
+	PodMigrationsGetter
 	ReservationsGetter
 }
 
@@ -39,6 +40,10 @@ type SchedulingV1alpha1Client struct {
 
 func (c *SchedulingV1alpha1Client) ClusterScopedResources() ClusterScopedResourceInterface {
 	return newClusterScopedResources(c)
+}
+
+func (c *SchedulingV1alpha1Client) PodMigrations(namespace string) PodMigrationInterface {
+	return newPodMigrations(c, namespace)
 }
 
 func (c *SchedulingV1alpha1Client) Reservations(namespace string) ReservationInterface {

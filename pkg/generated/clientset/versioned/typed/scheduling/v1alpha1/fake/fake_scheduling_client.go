@@ -32,6 +32,10 @@ func (c *FakeSchedulingV1alpha1) ClusterScopedResources() v1alpha1.ClusterScoped
 	return newFakeClusterScopedResources(c)
 }
 
+func (c *FakeSchedulingV1alpha1) PodMigrations(namespace string) v1alpha1.PodMigrationInterface {
+	return newFakePodMigrations(c, namespace)
+}
+
 func (c *FakeSchedulingV1alpha1) Reservations(namespace string) v1alpha1.ReservationInterface {
 	return newFakeReservations(c, namespace)
 }
