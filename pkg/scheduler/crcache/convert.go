@@ -84,28 +84,40 @@ func convert[T any, PT interface {
 // ToClusterScopedResource). An object that does not convert is kept as it came, and the hints that
 // receive it report the conversion error, naming the object.
 //
-// Both informers watch the same objects, so where the Cache's store already holds the object at the
-// same resourceVersion (the whole initial list: the Cache synced before the scheduler was built)
+// Both informers watch the same objects, so where the Cache's NodeIndex already holds the object at
+// the same resourceVersion (the whole initial list: the Cache synced before the scheduler was built)
 // the transform hands over the Cache's object instead of converting: one copy serves both, and
 // neither changes it.
 //
-// Only the resources whose stores plugins asked for are touched (asking dyn for another would
-// start a watch nobody registered). Call it after the scheduler is built (app.Setup registers the
+// Only the resources plugins asked for are touched (asking dyn for another would start a watch
+// nobody registered). Call it after the scheduler is built (app.Setup registers the
 // informers) and before it runs (a started informer takes no transform).
 func (c *Cache) TypeEventInformers(dyn dynamicinformer.DynamicSharedInformerFactory) error {
 	c.mu.Lock()
-	csrs, metrics := c.csrs, c.metrics
+	x, csrs, metrics := c.nodes, c.csrReg != nil, c.metricReg != nil
 	c.mu.Unlock()
 	if dyn == nil {
 		return nil
 	}
-	if csrs != nil {
-		if err := setTypedTransform(dyn, ClusterScopedResourceResource, csrs.Get); err != nil {
+	if csrs {
+		cached := func(name string) *schedv1alpha1.ClusterScopedResource {
+			if d := x.Get(name); d != nil {
+				return d.CR
+			}
+			return nil
+		}
+		if err := setTypedTransform(dyn, ClusterScopedResourceResource, cached); err != nil {
 			return err
 		}
 	}
-	if metrics != nil {
-		if err := setTypedTransform(dyn, NodeMetricResource, metrics.Get); err != nil {
+	if metrics {
+		cached := func(name string) *slov1alpha1.NodeMetric {
+			if d := x.Get(name); d != nil {
+				return d.Metric
+			}
+			return nil
+		}
+		if err := setTypedTransform(dyn, NodeMetricResource, cached); err != nil {
 			return err
 		}
 	}
