@@ -80,8 +80,8 @@ func NewForClient(client accordclient.Interface) *Cache {
 	}
 }
 
-// NewForFactory returns a Cache whose stores are fed by factory, an informer factory its caller owns
-// (the descheduler's, for its scheduler simulation). The plugin factories then neither start nor
+// NewForFactory returns a Cache whose NodeIndex is fed by factory, an informer factory its caller
+// owns (the descheduler's, for its scheduler simulation). The plugin factories then neither start nor
 // wait for it: the caller starts factory after building the plugins and waits for HasSynced before
 // the first Filter. Shutdown leaves factory alone. served tells which CRDs the cluster serves (nil:
 // all): a plugin that needs another fails to build, naming the CRD, instead of registering an
@@ -256,7 +256,7 @@ func (c *Cache) Shutdown() {
 	}
 }
 
-// CatchUpTimeout bounds how long a QueueingHint waits (AwaitResourceVersion) for a plugin's store to
+// CatchUpTimeout bounds how long a QueueingHint waits (AwaitResourceVersion) for the NodeIndex to
 // see the event it is judging.
 const CatchUpTimeout = 200 * time.Millisecond
 
@@ -264,8 +264,8 @@ const CatchUpTimeout = 200 * time.Millisecond
 // resourceVersion is at least rv, and reports whether it did.
 //
 // The scheduler delivers custom-resource events to QueueingHints from its own (dynamic) informer,
-// while the plugins filter with the stores of this Cache. A hint that requeues a pod because of an
-// event can call this first, so the pod is not retried against a store that has not seen the event
+// while the plugins filter with the NodeIndex of this Cache. A hint that requeues a pod because of an
+// event can call this first, so the pod is not retried against an index that has not seen the event
 // yet (and rejected again, with no further event to requeue it). Both informers watch the same API
 // server, so the wait is normally a few milliseconds at most.
 func AwaitResourceVersion(rv string, timeout time.Duration, current func() (string, bool)) bool {
