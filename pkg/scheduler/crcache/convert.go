@@ -100,24 +100,12 @@ func (c *Cache) TypeEventInformers(dyn dynamicinformer.DynamicSharedInformerFact
 		return nil
 	}
 	if csrs {
-		cached := func(name string) *schedv1alpha1.ClusterScopedResource {
-			if d := x.Get(name); d != nil {
-				return d.CR
-			}
-			return nil
-		}
-		if err := setTypedTransform(dyn, ClusterScopedResourceResource, cached); err != nil {
+		if err := setTypedTransform(dyn, ClusterScopedResourceResource, x, func(d *NodeData) *schedv1alpha1.ClusterScopedResource { return d.CR }); err != nil {
 			return err
 		}
 	}
 	if metrics {
-		cached := func(name string) *slov1alpha1.NodeMetric {
-			if d := x.Get(name); d != nil {
-				return d.Metric
-			}
-			return nil
-		}
-		if err := setTypedTransform(dyn, NodeMetricResource, cached); err != nil {
+		if err := setTypedTransform(dyn, NodeMetricResource, x, func(d *NodeData) *slov1alpha1.NodeMetric { return d.Metric }); err != nil {
 			return err
 		}
 	}
@@ -128,7 +116,7 @@ func setTypedTransform[T any, PT interface {
 	*T
 	runtime.Object
 	metav1.Object
-}](dyn dynamicinformer.DynamicSharedInformerFactory, resource string, cached func(name string) *T) error {
+}](dyn dynamicinformer.DynamicSharedInformerFactory, resource string, x *NodeIndex, cachedIn func(*NodeData) *T) error {
 	gvr, _ := schema.ParseResourceArg(resource)
 	if gvr == nil {
 		return fmt.Errorf("%q is not <resource>.<version>.<group>", resource)
@@ -138,7 +126,11 @@ func setTypedTransform[T any, PT interface {
 		if !ok {
 			return obj, nil
 		}
-		if cur := PT(cached(u.GetName())); cur != nil && cur.GetUID() == u.GetUID() && cur.GetResourceVersion() == u.GetResourceVersion() {
+		var cur PT
+		if d := x.Get(u.GetName()); d != nil {
+			cur = cachedIn(d)
+		}
+		if cur != nil && cur.GetUID() == u.GetUID() && cur.GetResourceVersion() == u.GetResourceVersion() {
 			return cur, nil
 		}
 		out := PT(new(T))
