@@ -72,7 +72,9 @@ func New() *Cache {
 	}
 }
 
-// NewForClient returns a Cache that uses client, whatever the Handle says; for tests.
+// NewForClient returns a Cache that reads through client instead of a client built from the Handle's
+// KubeConfig (a scheduler that makes its own client; the plugins' unit tests give a fake), and that
+// takes every CRD as served. Like New's, its plugin factories start the informers and wait for them.
 func NewForClient(client accordclient.Interface) *Cache {
 	return &Cache{
 		newClient:   func(*rest.Config) (accordclient.Interface, error) { return client, nil },
