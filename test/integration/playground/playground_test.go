@@ -19,8 +19,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	"github.com/accord-sched/accord/pkg/demo/playground"
 	"github.com/accord-sched/accord/pkg/metricsreporter"
-	"github.com/accord-sched/accord/pkg/playground"
 	"github.com/accord-sched/accord/test/harness"
 )
 
