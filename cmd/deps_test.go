@@ -80,6 +80,10 @@ func TestPackagesImportDownTheLayers(t *testing.T) {
 		if parts[0] != "pkg" || len(parts) < 2 {
 			return parts[0]
 		}
+		if parts[1] == "demo" && len(parts) > 2 {
+			// pkg/demo only groups the demo tooling: each package under it has its own layer.
+			return "pkg/demo/" + parts[2]
+		}
 		return parts[0] + "/" + parts[1]
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -102,6 +106,38 @@ func TestPackagesImportDownTheLayers(t *testing.T) {
 			}
 			if li, ok := layers[top(imp)]; !ok || li >= lf {
 				t.Errorf("%s (layer %d) imports %s (layer %v): imports go down the layers only", fields[0], lf, imp, layers[top(imp)])
+			}
+		}
+	}
+}
+
+// TestProductCommandsImportNoDemoTools: the commands built into product images (every main package
+// under cmd/ but the playground and the examples) depend on nothing under pkg/demo, whose README
+// says so.
+func TestProductCommandsImportNoDemoTools(t *testing.T) {
+	const module = "github.com/accord-sched/accord/"
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(goTool, "list", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v", err)
+	}
+	var products []string
+	for _, p := range strings.Fields(string(out)) {
+		if p != module+"cmd/playground" && !strings.HasPrefix(p, module+"cmd/examples/") {
+			products = append(products, p)
+		}
+	}
+	if len(products) < 4 {
+		t.Fatalf("found %d product commands (%v); expected accord-scheduler, accord-descheduler, accord-metrics-reporter and accord-console at least", len(products), products)
+	}
+	for _, p := range products {
+		deps, err := exec.Command(goTool, "list", "-deps", p).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", p, err)
+		}
+		for _, d := range strings.Fields(string(deps)) {
+			if strings.HasPrefix(d, module+"pkg/demo/") {
+				t.Errorf("%s, a product command, depends on %s (demo tooling)", p, d)
 			}
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/accord-sched/accord/pkg/playground"
+	"github.com/accord-sched/accord/pkg/demo/playground"
 )
 
 func main() {

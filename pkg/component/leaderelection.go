@@ -1,5 +1,9 @@
-// Package component holds the plumbing accord-descheduler and accord-metrics-reporter share as
-// Kubernetes components (accord-scheduler gets the same from kube-scheduler's own command).
+// Package component is the skeleton of Accord's own binaries (accord-descheduler,
+// accord-metrics-reporter, accord-console): their command (NewCommand: flags, validation, a context
+// that ends on SIGTERM), the options they share (Base: logging, feature gates, --version;
+// ServingOptions: leader election, the secure port and its delegated authentication and
+// authorisation), and the secure port's /healthz, /readyz and /metrics with the leader Lease
+// (ServingOptions.Run). accord-scheduler gets the same from kube-scheduler's own command.
 package component
 
 import (

@@ -4,24 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	cliflag "k8s.io/component-base/cli/flag"
-	"k8s.io/component-base/featuregate"
-	logsapi "k8s.io/component-base/logs/api/v1"
-	"k8s.io/component-base/term"
-	"k8s.io/component-base/version"
-	"k8s.io/component-base/version/verflag"
 	"k8s.io/klog/v2"
 
+	"github.com/accord-sched/accord/pkg/component"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 )
 
@@ -42,17 +34,13 @@ type CommandOptions struct {
 	// Explain is the permission explain needs; ExplainInterval limits each user's explain runs.
 	Explain         authorizationv1.ResourceAttributes
 	ExplainInterval time.Duration
-	Logs            *logsapi.LoggingConfiguration
-	FeatureGate     featuregate.MutableFeatureGate
+	// Base: the logging flags, --feature-gates and --version.
+	component.Base
 }
 
 // NewCommandOptions returns the defaults.
 func NewCommandOptions() *CommandOptions {
-	fg := featuregate.NewFeatureGate()
-	if err := logsapi.AddFeatureGates(fg); err != nil {
-		panic(err) // only on a programming error: the gates are static
-	}
-	return &CommandOptions{BindAddress: DefaultBindAddress, Logs: logsapi.NewLoggingConfiguration(), FeatureGate: fg,
+	return &CommandOptions{BindAddress: DefaultBindAddress, Base: component.NewBase(nil),
 		Authentication: "auto", ExplainInterval: 30 * time.Second,
 		Explain: DefaultExplainAttributes()}
 }
@@ -72,9 +60,7 @@ func (o *CommandOptions) Flags() cliflag.NamedFlagSets {
 	afs.StringVar(&o.Explain.Group, "explain-group", o.Explain.Group, "API group of the explain permission (no API serves it; RBAC authorises it all the same).")
 	afs.StringVar(&o.Explain.Resource, "explain-resource", o.Explain.Resource, "Resource of the explain permission.")
 	afs.DurationVar(&o.ExplainInterval, "explain-interval", o.ExplainInterval, "With token authentication, one user may start explain once per this interval (429 with Retry-After sooner); 0: no limit. One explain runs at a time in any case.")
-	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
-	o.FeatureGate.AddFlag(fss.FlagSet("feature gates"))
-	verflag.AddFlags(fss.FlagSet("global"))
+	o.Base.AddFlags(&fss)
 	return fss
 }
 
@@ -103,41 +89,18 @@ func (o *CommandOptions) Validate() error {
 // NewCommand returns the accord-console command.
 func NewCommand() *cobra.Command {
 	o := NewCommandOptions()
-	cmd := &cobra.Command{
+	return component.NewCommand(component.Command{
 		Use:   "accord-console",
 		Short: "A live web console of an Accord cluster",
 		Long: `accord-console serves one page showing the cluster live: the nodes with their ClusterScopedResource
 and NodeMetric (against the LoadAware thresholds), pending pods with the scheduler's reason, the
 descheduler's evictions and where the replacements landed, and explain (a dry-run descheduling cycle).
 It only reads the cluster, unless --playground is given.`,
-		SilenceUsage: true,
-		Args:         cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			verflag.PrintAndExitIfRequested()
-			if err := logsapi.ValidateAndApply(o.Logs, o.FeatureGate); err != nil {
-				return err
-			}
-			cliflag.PrintFlags(cmd.Flags())
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			// SIGTERM (a pod's shutdown) and Ctrl-C stop the server cleanly.
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return o.Run(ctx)
-		},
-	}
-	fss := o.Flags()
-	for _, f := range fss.FlagSets {
-		cmd.Flags().AddFlagSet(f)
-	}
-	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
-	cliflag.SetUsageAndHelpFunc(cmd, fss, cols)
-	return cmd
+		Base:     o.Base,
+		Flags:    o.Flags(),
+		Validate: o.Validate,
+		Run:      o.Run,
+	})
 }
 
 // Run serves the console until ctx ends.
@@ -145,9 +108,8 @@ func (o *CommandOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx = klog.NewContext(ctx, klog.Background())
-	klog.FromContext(ctx).Info("Starting accord-console", "version", version.Get().String())
-	restCfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	ctx, _ = component.Starting(klog.NewContext(ctx, klog.Background()), "accord-console")
+	restCfg, err := component.RestConfig(o.Kubeconfig, 0, 0)
 	if err != nil {
 		return err
 	}

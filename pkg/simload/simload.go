@@ -1,7 +1,7 @@
 // Package simload names the node annotation that sets a playground node's simulated load, for the
 // playground's simulated metrics server (which reads it) and for the console's playground controls
 // (which write it). It imports nothing of the playground, so the console can use it without linking
-// a control plane. It sits outside pkg/playground so that nothing the console imports is the
+// a control plane. It sits outside pkg/demo/playground so that nothing the console imports is the
 // playground's (the playground imports the console).
 package simload
 

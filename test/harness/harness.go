@@ -1,5 +1,5 @@
 // Package harness is the test-side entry point to a real Kubernetes control plane running inside the
-// test process (pkg/localcluster: an embedded etcd, a kube-apiserver, the Deployment, ReplicaSet and
+// test process (pkg/demo/localcluster: an embedded etcd, a kube-apiserver, the Deployment, ReplicaSet and
 // Namespace controllers and a node simulator, with Accord's CRDs installed). It adds what only tests
 // need: Main, which runs a package's tests against one control plane and fails the package on leaked
 // goroutines, and helpers that take a testing.TB.
@@ -15,7 +15,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/accord-sched/accord/pkg/localcluster"
+	"github.com/accord-sched/accord/pkg/demo/localcluster"
 )
 
 // Options tune a control plane (see localcluster.Options).

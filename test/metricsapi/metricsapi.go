@@ -1,6 +1,6 @@
 // Package metricsapi serves the resource metrics API (metrics.k8s.io/v1beta1) from inside a test
 // with usage the test sets, registered with the harness's real kube-apiserver as an aggregated API.
-// The server is pkg/metricsapisim's (the playground serves its simulated usage with it); see there
+// The server is pkg/demo/metricsapisim's (the playground serves its simulated usage with it); see there
 // how the registration works.
 package metricsapi
 
@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/accord-sched/accord/pkg/metricsapisim"
+	"github.com/accord-sched/accord/pkg/demo/metricsapisim"
 )
 
 // The registration's names.

@@ -1,5 +1,5 @@
 // Package reliability holds Accord's promises under faults on the real control plane
-// (pkg/localcluster through test/harness): evictions of recreated or terminating pods, eviction races,
+// (pkg/demo/localcluster through test/harness): evictions of recreated or terminating pods, eviction races,
 // a failing apiserver, bursts of violators. Each case asserts its property and prints its figure as a
 // line `FIGURE <name>: <value>` (go test -v ./test/reliability | grep FIGURE).
 package reliability

@@ -1,5 +1,5 @@
 // Package scale measures accord-scheduler and accord-descheduler as a user runs them: the real
-// binaries, as subprocesses, against a real control plane (pkg/localcluster) holding a generated
+// binaries, as subprocesses, against a real control plane (pkg/demo/localcluster) holding a generated
 // population of nodes (each with a NodeMetric and, but for control-plane-like ones, a
 // ClusterScopedResource) and pods. README.md describes the method, the two populations
 // (heterogeneous, the primary one, and uniform) and every figure measured so far.

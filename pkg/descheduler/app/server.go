@@ -5,28 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	apiserveroptions "k8s.io/apiserver/pkg/server/options"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	cliflag "k8s.io/component-base/cli/flag"
-	componentbaseconfig "k8s.io/component-base/config"
-	componentbaseoptions "k8s.io/component-base/config/options"
-	"k8s.io/component-base/featuregate"
-	logsapi "k8s.io/component-base/logs/api/v1"
 	// --logging-format=json and the --log-json-* flags, as upstream's descheduler.
 	_ "k8s.io/component-base/logs/json/register"
-	"k8s.io/component-base/term"
-	"k8s.io/component-base/version"
-	"k8s.io/component-base/version/verflag"
-	"k8s.io/klog/v2"
 
 	"github.com/accord-sched/accord/pkg/component"
 	"github.com/accord-sched/accord/pkg/crdcheck"
@@ -62,45 +46,21 @@ type Options struct {
 	EnableHTTP2 bool
 	Tracing     TracingOptions
 
-	LeaderElection componentbaseconfig.LeaderElectionConfiguration
-	SecureServing  *apiserveroptions.SecureServingOptions
-	// Auth authenticates and authorises the callers of the secure port, as kube-scheduler's.
-	Auth        component.Auth
-	Logs        *logsapi.LoggingConfiguration
-	FeatureGate featuregate.MutableFeatureGate
+	// ServingOptions: --leader-elect*, the secure port and its authentication and authorization.
+	component.ServingOptions
+	// Base: the logging flags, --feature-gates and --version.
+	component.Base
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	ss := apiserveroptions.NewSecureServingOptions()
-	ss.BindPort = DefaultSecurePort
-	ss.ServerCert.PairName = "accord-descheduler"
-	ss.ServerCert.CertDirectory = "" // self-signed certificates are kept in memory
-	fg := featuregate.NewFeatureGate()
-	if err := logsapi.AddFeatureGates(fg); err != nil {
-		panic(err) // only on a programming error: the gates are static
-	}
-	if err := fg.Add(deschedulerFeatureGates()); err != nil {
-		panic(err) // as above
-	}
 	return &Options{
 		QPS:              50,
 		CacheSyncTimeout: crdcheck.DefaultSyncTimeout,
 		Burst:            100,
-		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
-			LeaderElect:       false,
-			LeaseDuration:     metav1.Duration{Duration: 137 * time.Second},
-			RenewDeadline:     metav1.Duration{Duration: 107 * time.Second},
-			RetryPeriod:       metav1.Duration{Duration: 26 * time.Second},
-			ResourceLock:      resourcelock.LeasesResourceLock,
-			ResourceName:      "accord-descheduler",
-			ResourceNamespace: "kube-system",
-		},
-		SecureServing: ss,
-		Auth:          component.NewAuth(),
-		Tracing:       TracingOptions{ServiceName: DefaultOtelServiceName, SampleRate: 1},
-		Logs:          logsapi.NewLoggingConfiguration(),
-		FeatureGate:   fg,
+		ServingOptions:   component.NewServingOptions("accord-descheduler", DefaultSecurePort, component.Lease{Elect: false, Duration: 137 * time.Second, RenewDeadline: 107 * time.Second, RetryPeriod: 26 * time.Second}),
+		Tracing:          TracingOptions{ServiceName: DefaultOtelServiceName, SampleRate: 1},
+		Base:             component.NewBase(deschedulerFeatureGates()),
 	}
 }
 
@@ -128,12 +88,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	tfs.StringVar(&o.Tracing.ServiceNamespace, "otel-trace-namespace", o.Tracing.ServiceNamespace, "service.namespace of the traces (none when empty).")
 	tfs.Float64Var(&o.Tracing.SampleRate, "otel-sample-rate", o.Tracing.SampleRate, "Fraction of traces sampled, 0 to 1.")
 	tfs.BoolVar(&o.Tracing.FallbackToNoOp, "otel-fallback-no-op-on-error", o.Tracing.FallbackToNoOp, "When setting up tracing fails (e.g. an unreadable --otel-transport-ca-cert), log it and run without tracing instead of exiting with the error.")
-	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
-	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
-	o.Auth.AddFlags(fss.FlagSet("authentication"), fss.FlagSet("authorization"))
-	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
-	o.FeatureGate.AddFlag(fss.FlagSet("feature gates"))
-	verflag.AddFlags(fss.FlagSet("global"))
+	o.ServingOptions.AddFlags(&fss)
+	o.Base.AddFlags(&fss)
 	return fss
 }
 
@@ -153,8 +109,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--kubeconfig=%s and --client-connection-kubeconfig=%s name the same setting; give one", o.Kubeconfig, o.ClientConnectionKubeconfig))
 	}
 	errs = append(errs, o.Tracing.validate()...)
-	errs = append(errs, o.SecureServing.Validate()...)
-	errs = append(errs, o.Auth.Validate()...)
+	errs = append(errs, o.ServingOptions.Validate()...)
 	return errors.Join(errs...)
 }
 
@@ -171,55 +126,28 @@ func (o *Options) kubeconfig() string {
 // plugins opts add.
 func NewDeschedulerCommand(opts ...Option) *cobra.Command {
 	o := NewOptions()
-	cmd := &cobra.Command{
+	return component.NewCommand(component.Command{
 		Use:   "accord-descheduler",
 		Short: "Evicts pods that should run elsewhere, driven by a DeschedulerPolicy",
 		Long: `accord-descheduler runs descheduling profiles (descheduler/v1alpha2 DeschedulerPolicy) periodically
 and/or in reaction to cluster events, evicting pods through the Eviction API within per-cycle limits.`,
-		SilenceUsage: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			verflag.PrintAndExitIfRequested()
-			if err := logsapi.ValidateAndApply(o.Logs, o.FeatureGate); err != nil {
-				return err
-			}
-			cliflag.PrintFlags(cmd.Flags())
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			// SIGTERM (a Deployment's rollout) ends the run cleanly: the Lease is released and the
-			// last spans are flushed.
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return o.Run(ctx, opts...)
-		},
-		Args: cobra.NoArgs,
-	}
-	fss := o.Flags()
-	for _, f := range fss.FlagSets {
-		cmd.Flags().AddFlagSet(f)
-	}
-	cmd.AddCommand(newExplainCommand(opts...), newVersionCommand())
-	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
-	cliflag.SetUsageAndHelpFunc(cmd, fss, cols)
-	return cmd
+		Base:        o.Base,
+		Flags:       o.Flags(),
+		Validate:    o.Validate,
+		Run:         func(ctx context.Context) error { return o.Run(ctx, opts...) },
+		Subcommands: []*cobra.Command{newExplainCommand(opts...), newVersionCommand()},
+	})
 }
 
 // Run serves /healthz, /readyz and /metrics, takes the leader Lease when asked to, and runs the
 // descheduler until ctx ends.
 func (o *Options) Run(ctx context.Context, opts ...Option) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	logger := klog.FromContext(ctx)
-	logger.Info("Starting accord-descheduler", "version", version.Get().String())
+	ctx, logger := component.Starting(ctx, "accord-descheduler")
 
-	restCfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig())
+	restCfg, err := component.RestConfig(o.kubeconfig(), o.QPS, o.Burst)
 	if err != nil {
-		return fmt.Errorf("client configuration: %w", err)
+		return err
 	}
-	restCfg.QPS, restCfg.Burst = o.QPS, o.Burst
 	// Fail fast on a bad policy, before serving or electing.
 	if _, _, err := runner.LoadPolicy(o.PolicyConfigFile, o.SchedulerConfigFile, opts...); err != nil {
 		return err
@@ -245,25 +173,11 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 		OnReady:               ready.setReady, OnWaiting: ready.setWaiting, OnCachesStale: ready.setStale, CacheSyncTimeout: o.CacheSyncTimeout, TracerProvider: tp,
 	}
 
-	var leHealth *leaderelection.HealthzAdaptor
-	if o.LeaderElection.LeaderElect {
-		leHealth = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+	var metricsHandler http.Handler
+	if !o.DisableMetrics {
+		metricsHandler = m.Handler()
 	}
-	if o.SecureServing.BindPort != 0 || o.SecureServing.Listener != nil {
-		var metricsHandler http.Handler
-		if !o.DisableMetrics {
-			metricsHandler = m.Handler()
-		}
-		// HTTP/2 only with --enable-http2 (upstream's switch), and never with --disable-http2-serving.
-		stopped, err := component.Serve(ctx, o.SecureServing, o.Auth, component.Serving{Name: "accord-descheduler", Leader: leHealth,
-			Ready: ready.check, Metrics: metricsHandler, Profiling: o.Profiling, DisableHTTP2: !o.EnableHTTP2})
-		if err != nil {
-			return err
-		}
-		defer func() { cancel(); <-stopped }()
-	}
-	if !o.LeaderElection.LeaderElect {
-		return runner.Run(ctx, cfg)
-	}
-	return component.RunLeading(ctx, restCfg, o.LeaderElection, "accord-descheduler", leHealth, func(ctx context.Context) error { return runner.Run(ctx, cfg) })
+	// HTTP/2 only with --enable-http2 (upstream's switch), and never with --disable-http2-serving.
+	return o.ServingOptions.Run(ctx, restCfg, component.Serving{Name: "accord-descheduler", Ready: ready.check, Metrics: metricsHandler,
+		Profiling: o.Profiling, DisableHTTP2: !o.EnableHTTP2}, func(ctx context.Context) error { return runner.Run(ctx, cfg) })
 }

@@ -73,8 +73,8 @@ type Options struct {
 	InformerFactory informers.SharedInformerFactory
 	// AccordInformerFactory is the factory of Accord's CR informers. When set, the simulated
 	// scheduler has accord-scheduler's plugins (Plugins) besides kube-scheduler's in-tree ones, their
-	// stores fed by this factory, and the simulator waits for it (as for InformerFactory) before the
-	// first snapshot. When nil, a configuration that enables an Accord plugin is rejected.
+	// NodeIndex fed by this factory, and the simulator waits for it (as for InformerFactory) before
+	// the first snapshot. When nil, a configuration that enables an Accord plugin is rejected.
 	AccordInformerFactory accordinformers.SharedInformerFactory
 	// CRDs tells which of Accord's CRDs the cluster serves (nil: all). A simulated profile that
 	// enables an Accord plugin whose CRD is not served is an error naming both.
@@ -120,7 +120,7 @@ func (p Prediction) Moves() bool { return p.Feasible && p.Node != p.CurrentNode 
 type Simulator struct {
 	cache      internalcache.Cache
 	frameworks map[string]framework.Framework
-	// crs feeds the Accord plugins' stores; nil without Options.AccordInformerFactory.
+	// crs feeds the Accord plugins' NodeIndex; nil without Options.AccordInformerFactory.
 	crs         *crcache.Cache
 	fallback    string
 	percentage  int32
@@ -244,7 +244,8 @@ func (s *Simulator) CacheEvents() int64 { return s.events.Load() }
 
 // HasSynced reports whether the simulator's handlers have been delivered the node and pod
 // informers' initial lists (its scheduler cache holds every node and bound pod the informers
-// listed) and the Accord plugins' custom-resource stores have synced. It does not wait.
+// listed) and the Accord plugins' NodeIndex (its custom-resource informers) has synced. It does not
+// wait.
 func (s *Simulator) HasSynced() bool {
 	return s.nodeReg.HasSynced() && s.podReg.HasSynced() && (s.crs == nil || s.crs.HasSynced())
 }
@@ -261,7 +262,7 @@ func (s *Simulator) waitSynced(ctx context.Context) error {
 		return fmt.Errorf("the node and pod informers did not sync within %s (are the informer factories started?)", s.syncTimeout)
 	}
 	if s.crs != nil && !cache.WaitForCacheSync(ctx.Done(), s.crs.HasSynced) {
-		return fmt.Errorf("the Accord plugins' custom-resource stores did not sync within %s (is the Accord informer factory started?)", s.syncTimeout)
+		return fmt.Errorf("the Accord plugins' custom-resource informers did not sync within %s (is the Accord informer factory started?)", s.syncTimeout)
 	}
 	for _, f := range s.factories {
 		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {

@@ -84,28 +84,28 @@ func convert[T any, PT interface {
 // ToClusterScopedResource). An object that does not convert is kept as it came, and the hints that
 // receive it report the conversion error, naming the object.
 //
-// Both informers watch the same objects, so where the Cache's store already holds the object at the
-// same resourceVersion (the whole initial list: the Cache synced before the scheduler was built)
+// Both informers watch the same objects, so where the Cache's NodeIndex already holds the object at
+// the same resourceVersion (the whole initial list: the Cache synced before the scheduler was built)
 // the transform hands over the Cache's object instead of converting: one copy serves both, and
 // neither changes it.
 //
-// Only the resources whose stores plugins asked for are touched (asking dyn for another would
-// start a watch nobody registered). Call it after the scheduler is built (app.Setup registers the
+// Only the resources plugins asked for are touched (asking dyn for another would start a watch
+// nobody registered). Call it after the scheduler is built (app.Setup registers the
 // informers) and before it runs (a started informer takes no transform).
 func (c *Cache) TypeEventInformers(dyn dynamicinformer.DynamicSharedInformerFactory) error {
 	c.mu.Lock()
-	csrs, metrics := c.csrs, c.metrics
+	x, csrs, metrics := c.nodes, c.csrReg != nil, c.metricReg != nil
 	c.mu.Unlock()
 	if dyn == nil {
 		return nil
 	}
-	if csrs != nil {
-		if err := setTypedTransform(dyn, ClusterScopedResourceResource, csrs.Get); err != nil {
+	if csrs {
+		if err := setTypedTransform(dyn, ClusterScopedResourceResource, x, func(d *NodeData) *schedv1alpha1.ClusterScopedResource { return d.CR }); err != nil {
 			return err
 		}
 	}
-	if metrics != nil {
-		if err := setTypedTransform(dyn, NodeMetricResource, metrics.Get); err != nil {
+	if metrics {
+		if err := setTypedTransform(dyn, NodeMetricResource, x, func(d *NodeData) *slov1alpha1.NodeMetric { return d.Metric }); err != nil {
 			return err
 		}
 	}
@@ -116,7 +116,7 @@ func setTypedTransform[T any, PT interface {
 	*T
 	runtime.Object
 	metav1.Object
-}](dyn dynamicinformer.DynamicSharedInformerFactory, resource string, cached func(name string) *T) error {
+}](dyn dynamicinformer.DynamicSharedInformerFactory, resource string, x *NodeIndex, cachedIn func(*NodeData) *T) error {
 	gvr, _ := schema.ParseResourceArg(resource)
 	if gvr == nil {
 		return fmt.Errorf("%q is not <resource>.<version>.<group>", resource)
@@ -126,7 +126,11 @@ func setTypedTransform[T any, PT interface {
 		if !ok {
 			return obj, nil
 		}
-		if cur := PT(cached(u.GetName())); cur != nil && cur.GetUID() == u.GetUID() && cur.GetResourceVersion() == u.GetResourceVersion() {
+		var cur PT
+		if d := x.Get(u.GetName()); d != nil {
+			cur = cachedIn(d)
+		}
+		if cur != nil && cur.GetUID() == u.GetUID() && cur.GetResourceVersion() == u.GetResourceVersion() {
 			return cur, nil
 		}
 		out := PT(new(T))

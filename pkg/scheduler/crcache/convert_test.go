@@ -53,12 +53,18 @@ func TestTypeEventInformers(t *testing.T) {
 	c := NewForClient(accordfake.NewSimpleClientset(in.DeepCopy(), cached2)) //nolint:staticcheck // as TestCacheSharesOneFactoryAndFollowsEvents
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer func() { cancel(); c.Shutdown() }()
-	store, err := c.ClusterScopedResources(ctx, nil)
+	x, err := c.ClusterScopedResources(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cached := func(name string) *schedv1alpha1.ClusterScopedResource {
+		if d := x.Get(name); d != nil {
+			return d.CR
+		}
+		return nil
+	}
 	// The Cache's own informer drops managedFields too.
-	if own, _ := offerOf(store, "n1"); own == nil || own.ManagedFields != nil {
+	if own := cached("n1"); own == nil || own.ManagedFields != nil {
 		t.Fatalf("the Cache's copy: %+v", own)
 	}
 	if err := c.TypeEventInformers(factory); err != nil {
@@ -81,10 +87,10 @@ func TestTypeEventInformers(t *testing.T) {
 		return got
 	}
 	got := typed("n1")
-	if got != store.Get("n1") {
+	if got != cached("n1") {
 		t.Error("n1 is at the Cache's resourceVersion: the dynamic informer must hold the Cache's object, not a second copy")
 	}
-	if got2 := typed("n2"); got2 == store.Get("n2") || got2.ResourceVersion != "9" {
+	if got2 := typed("n2"); got2 == cached("n2") || got2.ResourceVersion != "9" {
 		t.Errorf("n2 is newer than the Cache's copy: want it converted, got resourceVersion %s", got2.ResourceVersion)
 	}
 	if hinted, err := ToClusterScopedResource(cache.DeletedFinalStateUnknown{Key: "n1", Obj: got}); err != nil || hinted.Name != "n1" {

@@ -1,12 +1,13 @@
 // Package crcache gives the Accord plugins of one scheduler their view of Accord's custom resources
-// (ClusterScopedResources and NodeMetrics): stores backed by a single shared informer factory.
+// (ClusterScopedResources and NodeMetrics): one NodeIndex, fed by a single shared informer factory.
 //
 // A Cache belongs to one scheduler instance. The registry creates it and hands it to every Accord
 // plugin factory, so however many plugins and profiles use the CRs, each CR type is listed and
 // watched once. The factory is built from the first plugin's framework Handle (its KubeConfig, with
 // the JSON content type CRs need), each informer is started when the first plugin asks for it, and
 // a plugin factory returns only once the informer it needs has synced: by the time the scheduler
-// runs a Filter or Score, the stores are complete. Filter and Score only ever read these stores.
+// runs a Filter or Score, the index is complete. Filter and Score only ever read the index: it is the
+// one place a plugin finds a node's CRs, by Node object or by name.
 package crcache
 
 import (
@@ -20,9 +21,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
-	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
-	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
@@ -50,12 +48,13 @@ type Cache struct {
 	mu      sync.Mutex
 	client  accordclient.Interface
 	factory accordinformers.SharedInformerFactory
-	csrs    *Store[schedv1alpha1.ClusterScopedResource]
-	metrics *Store[slov1alpha1.NodeMetric]
 	synced  []cache.InformerSynced
-	// nodes follows both stores and, once nodeReg is set, the scheduler's Node informer.
-	nodes   *NodeIndex
-	nodeReg cache.ResourceEventHandlerRegistration
+	// nodes follows the CR informers (csrReg, metricReg: set once a plugin asked for them) and, once
+	// nodeReg is set, the scheduler's Node informer.
+	nodes     *NodeIndex
+	csrReg    cache.ResourceEventHandlerRegistration
+	metricReg cache.ResourceEventHandlerRegistration
+	nodeReg   cache.ResourceEventHandlerRegistration
 	// reservations: Reservations handed out a lister (ReservationInformer shares its informer).
 	reservations bool
 }
@@ -75,7 +74,9 @@ func New() *Cache {
 	}
 }
 
-// NewForClient returns a Cache that uses client, whatever the Handle says; for tests.
+// NewForClient returns a Cache that reads through client instead of a client built from the Handle's
+// KubeConfig (a scheduler that makes its own client; the plugins' unit tests give a fake), and that
+// takes every CRD as served. Like New's, its plugin factories start the informers and wait for them.
 func NewForClient(client accordclient.Interface) *Cache {
 	return &Cache{
 		newClient:   func(*rest.Config) (accordclient.Interface, error) { return client, nil },
@@ -83,8 +84,8 @@ func NewForClient(client accordclient.Interface) *Cache {
 	}
 }
 
-// NewForFactory returns a Cache whose stores are fed by factory, an informer factory its caller owns
-// (the descheduler's, for its scheduler simulation). The plugin factories then neither start nor
+// NewForFactory returns a Cache whose NodeIndex is fed by factory, an informer factory its caller
+// owns (the descheduler's, for its scheduler simulation). The plugin factories then neither start nor
 // wait for it: the caller starts factory after building the plugins and waits for HasSynced before
 // the first Filter. Shutdown leaves factory alone. served tells which CRDs the cluster serves (nil:
 // all): a plugin that needs another fails to build, naming the CRD, instead of registering an
@@ -111,8 +112,8 @@ func (c *Cache) require(crd crdcheck.CRD) error {
 	return crdcheck.Require(served, crd, "the scheduler plugin")
 }
 
-// HasSynced reports whether every store handed out so far, and the NodeIndex once it follows a Node
-// informer, have seen their informers' initial lists.
+// HasSynced reports whether the NodeIndex has seen the initial list of every informer it follows:
+// the CR informers plugins asked for and, once it follows one, the Node informer.
 func (c *Cache) HasSynced() bool {
 	c.mu.Lock()
 	synced := c.synced
@@ -150,40 +151,40 @@ func (c *Cache) factoryFor(h fwk.Handle) (accordinformers.SharedInformerFactory,
 	return c.factory, nil
 }
 
-// ClusterScopedResources returns a synced store of ClusterScopedResources. Each is stored with its
-// compiled constraints.Offer (see Store.GetDerived). ctx is the plugin
-// factory's context, which lives as long as the scheduler: the informer stops with it.
-func (c *Cache) ClusterScopedResources(ctx context.Context, h fwk.Handle) (Store[schedv1alpha1.ClusterScopedResource], error) {
+// ClusterScopedResources makes the scheduler's NodeIndex follow ClusterScopedResources, each with
+// its compiled constraints.Offer (NodeData.CR, NodeData.Offer), and returns the index (see Nodes)
+// once it holds them all. ctx is the plugin factory's context, which lives as long as the scheduler:
+// the informer stops with it.
+func (c *Cache) ClusterScopedResources(ctx context.Context, h fwk.Handle) (*NodeIndex, error) {
 	f, err := c.factoryFor(h)
 	if err != nil {
-		return Store[schedv1alpha1.ClusterScopedResource]{}, err
+		return nil, err
 	}
 	if err := c.require(crdcheck.ClusterScopedResources()); err != nil {
-		return Store[schedv1alpha1.ClusterScopedResource]{}, err
+		return nil, err
 	}
-	// Read-mostly: a node's CR changes rarely, and Filter and Score read it for every (pod, node).
-	s, err := storeFor(ctx, c, &c.csrs, compileOffer, true, f, "ClusterScopedResource", f.Scheduling().V1alpha1().ClusterScopedResources().Informer())
-	if err == nil {
-		c.index().WatchOffers(s)
+	x := c.index()
+	if err := c.follow(ctx, &c.csrReg, x.ClusterScopedResourceHandler(), f, "ClusterScopedResource", f.Scheduling().V1alpha1().ClusterScopedResources().Informer()); err != nil {
+		return nil, err
 	}
-	return s, err
+	return c.Nodes(h)
 }
 
-// NodeMetrics returns a synced store of NodeMetrics, each stored with its compiled
-// constraints.Load (Store.GetDerived); see ClusterScopedResources.
-func (c *Cache) NodeMetrics(ctx context.Context, h fwk.Handle) (Store[slov1alpha1.NodeMetric], error) {
+// NodeMetrics makes the scheduler's NodeIndex follow NodeMetrics, each with its compiled
+// constraints.Load (NodeData.Metric, NodeData.Load); see ClusterScopedResources.
+func (c *Cache) NodeMetrics(ctx context.Context, h fwk.Handle) (*NodeIndex, error) {
 	f, err := c.factoryFor(h)
 	if err != nil {
-		return Store[slov1alpha1.NodeMetric]{}, err
+		return nil, err
 	}
 	if err := c.require(crdcheck.NodeMetrics()); err != nil {
-		return Store[slov1alpha1.NodeMetric]{}, err
+		return nil, err
 	}
-	s, err := storeFor(ctx, c, &c.metrics, compileLoad, false, f, "NodeMetric", f.Slo().V1alpha1().NodeMetrics().Informer())
-	if err == nil {
-		c.index().WatchLoads(s)
+	x := c.index()
+	if err := c.follow(ctx, &c.metricReg, x.NodeMetricHandler(), f, "NodeMetric", f.Slo().V1alpha1().NodeMetrics().Informer()); err != nil {
+		return nil, err
 	}
-	return s, err
+	return c.Nodes(h)
 }
 
 func (c *Cache) index() *NodeIndex {
@@ -195,10 +196,11 @@ func (c *Cache) index() *NodeIndex {
 	return c.nodes
 }
 
-// Nodes returns the scheduler's NodeIndex: it follows the CR stores handed out (before or after this
-// call) and, from the first call with a Handle that has one, the Node informer of the Handle's
-// informer factory (the scheduler's, which every profile shares; the Handle of the descheduler's
-// simulation gives the descheduler's). Every Accord plugin of the scheduler reads this one index.
+// Nodes returns the scheduler's NodeIndex: it follows the CR informers plugins ask for (before or
+// after this call; ClusterScopedResources, NodeMetrics) and, from the first call with a Handle that
+// has one, the Node informer of the Handle's informer factory (the scheduler's, which every profile
+// shares; the Handle of the descheduler's simulation gives the descheduler's). Every Accord plugin
+// of the scheduler reads this one index.
 func (c *Cache) Nodes(h fwk.Handle) (*NodeIndex, error) {
 	x := c.index()
 	c.mu.Lock()
@@ -214,31 +216,26 @@ func (c *Cache) Nodes(h fwk.Handle) (*NodeIndex, error) {
 	return x, nil
 }
 
-// storeFor returns the store fed by informer, creating it (and its event handler) on first use,
-// and waits until the informer and the handler have seen the initial list.
-func storeFor[T any](ctx context.Context, c *Cache, slot **Store[T], derive func(*T) any, readMostly bool, f accordinformers.SharedInformerFactory, kind string, informer cache.SharedIndexInformer) (Store[T], error) {
+// follow registers handler (the index's) on informer unless *reg says it is already, and waits until
+// the informer and the handler have seen the initial list.
+func (c *Cache) follow(ctx context.Context, reg *cache.ResourceEventHandlerRegistration, handler cache.ResourceEventHandler, f accordinformers.SharedInformerFactory, kind string, informer cache.SharedIndexInformer) error {
 	c.mu.Lock()
-	if *slot == nil {
-		s := newStore(derive, readMostly)
-		reg, err := informer.AddEventHandler(s.handler())
+	if *reg == nil {
+		r, err := informer.AddEventHandler(handler)
 		if err != nil {
 			c.mu.Unlock()
-			return Store[T]{}, fmt.Errorf("watching %ss: %w", kind, err)
+			return fmt.Errorf("watching %ss: %w", kind, err)
 		}
-		*slot = &s
-		c.synced = append(c.synced, reg.HasSynced)
+		*reg = r
+		c.synced = append(c.synced, r.HasSynced)
 	}
-	s := **slot
 	synced := append([]cache.InformerSynced{informer.HasSynced}, c.synced...)
 	external := c.external
 	c.mu.Unlock()
 	if external {
-		return s, nil
+		return nil
 	}
-	if err := c.startAndSync(ctx, f, kind, synced...); err != nil {
-		return Store[T]{}, err
-	}
-	return s, nil
+	return c.startAndSync(ctx, f, kind, synced...)
 }
 
 func (c *Cache) startAndSync(ctx context.Context, f accordinformers.SharedInformerFactory, kind string, synced ...cache.InformerSynced) error {
@@ -263,7 +260,7 @@ func (c *Cache) Shutdown() {
 	}
 }
 
-// CatchUpTimeout bounds how long a QueueingHint waits (AwaitResourceVersion) for a plugin's store to
+// CatchUpTimeout bounds how long a QueueingHint waits (AwaitResourceVersion) for the NodeIndex to
 // see the event it is judging.
 const CatchUpTimeout = 200 * time.Millisecond
 
@@ -271,8 +268,8 @@ const CatchUpTimeout = 200 * time.Millisecond
 // resourceVersion is at least rv, and reports whether it did.
 //
 // The scheduler delivers custom-resource events to QueueingHints from its own (dynamic) informer,
-// while the plugins filter with the stores of this Cache. A hint that requeues a pod because of an
-// event can call this first, so the pod is not retried against a store that has not seen the event
+// while the plugins filter with the NodeIndex of this Cache. A hint that requeues a pod because of an
+// event can call this first, so the pod is not retried against an index that has not seen the event
 // yet (and rejected again, with no further event to requeue it). Both informers watch the same API
 // server, so the wait is normally a few milliseconds at most.
 func AwaitResourceVersion(rv string, timeout time.Duration, current func() (string, bool)) bool {
@@ -297,48 +294,4 @@ func resourceVersionAtLeast(cur, want string) bool {
 	c, err1 := strconv.ParseUint(cur, 10, 64)
 	w, err2 := strconv.ParseUint(want, 10, 64)
 	return err1 == nil && err2 == nil && c >= w
-}
-
-func compileOffer(csr *schedv1alpha1.ClusterScopedResource) any { return constraints.NewOffer(csr) }
-
-// offerOf (for this package's tests) returns the node's ClusterScopedResource and its compiled
-// Offer; both are nil when the node has no ClusterScopedResource.
-func offerOf(s Store[schedv1alpha1.ClusterScopedResource], node string) (*schedv1alpha1.ClusterScopedResource, *constraints.Offer) {
-	csr, d := s.GetDerived(node)
-	o, _ := d.(*constraints.Offer)
-	return csr, o
-}
-
-// NewOfferStore returns a ClusterScopedResource store holding objs that compiles each CR's Offer as
-// it is put, as a Cache's store does (nil objs are skipped); for tests and benchmarks, which then Put and Remove.
-func NewOfferStore(objs ...*schedv1alpha1.ClusterScopedResource) Store[schedv1alpha1.ClusterScopedResource] {
-	s := newStore(compileOffer, true)
-	for _, o := range objs {
-		if o != nil {
-			s.Put(o)
-		}
-	}
-	return s
-}
-
-func compileLoad(m *slov1alpha1.NodeMetric) any { return constraints.NewLoad(m) }
-
-// loadOf (for this package's tests) returns the node's NodeMetric and its compiled Load; both are
-// nil when the node has no NodeMetric.
-func loadOf(s Store[slov1alpha1.NodeMetric], node string) (*slov1alpha1.NodeMetric, *constraints.Load) {
-	m, d := s.GetDerived(node)
-	l, _ := d.(*constraints.Load)
-	return m, l
-}
-
-// NewLoadStore returns a NodeMetric store holding objs that compiles each metric's Load as it is
-// put, as a Cache's store does (nil objs are skipped); for tests and benchmarks, which then Put and Remove.
-func NewLoadStore(objs ...*slov1alpha1.NodeMetric) Store[slov1alpha1.NodeMetric] {
-	s := newStore(compileLoad, false)
-	for _, o := range objs {
-		if o != nil {
-			s.Put(o)
-		}
-	}
-	return s
 }

@@ -2,7 +2,6 @@ package crcache
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
-	"github.com/accord-sched/accord/pkg/constraints"
 	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
 )
 
@@ -26,8 +24,9 @@ func csr(name string, enabled ...corev1.ResourceName) *schedv1alpha1.ClusterScop
 	return &schedv1alpha1.ClusterScopedResource{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: schedv1alpha1.ClusterScopedResourceSpec{ResourcesFilter: f}}
 }
 
-// TestCacheSharesOneFactoryAndFollowsEvents: both stores come from one factory, are complete when
-// returned, keep compiled values, and follow creates, updates and deletes.
+// TestCacheSharesOneFactoryAndFollowsEvents: both informers come from one factory and feed one
+// NodeIndex, complete when returned, which keeps compiled values and follows creates, updates and
+// deletes.
 func TestCacheSharesOneFactoryAndFollowsEvents(t *testing.T) {
 	// NewClientset tracks field management, which needs OpenAPI models this fake lacks for updates.
 	client := accordfake.NewSimpleClientset(csr("n1", "example.com/memory"), &slov1alpha1.NodeMetric{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}) //nolint:staticcheck // see above
@@ -35,11 +34,16 @@ func TestCacheSharesOneFactoryAndFollowsEvents(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); c.Shutdown() }()
 
-	csrs, err := c.ClusterScopedResources(ctx, nil)
+	x, err := c.ClusterScopedResources(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f1 := c.factory
+	f1, reg1 := c.factory, c.csrReg
+	if d := x.Get("n1"); d == nil || d.CR == nil || d.Offer == nil {
+		t.Fatalf("the initial CR is missing or uncompiled: %+v", d)
+	} else if _, missing := d.Offer.MissingResource([]corev1.ResourceName{"example.com/memory"}); missing {
+		t.Fatal("the compiled offer does not enable example.com/memory")
+	}
 	metrics, err := c.NodeMetrics(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -48,16 +52,11 @@ func TestCacheSharesOneFactoryAndFollowsEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.factory != f1 || again.m != csrs.m {
-		t.Fatal("a second request built a second factory or store")
+	if c.factory != f1 || c.csrReg != reg1 || metrics != x || again != x {
+		t.Fatal("a second request built a second factory, handler or index")
 	}
-	if got, offer := offerOf(csrs, "n1"); got == nil || offer == nil {
-		t.Fatal("the initial CR is missing or uncompiled")
-	} else if _, missing := offer.MissingResource([]corev1.ResourceName{"example.com/memory"}); missing {
-		t.Fatal("the compiled offer does not enable example.com/memory")
-	}
-	if m, load := loadOf(metrics, "n1"); m == nil || load == nil {
-		t.Fatal("the initial NodeMetric is missing or uncompiled")
+	if d := x.Get("n1"); d == nil || d.Metric == nil || d.Load == nil {
+		t.Fatalf("the initial NodeMetric is missing or uncompiled: %+v", d)
 	}
 
 	if _, err := client.SchedulingV1alpha1().ClusterScopedResources().Update(ctx, csr("n1", "example.com/ssd"), metav1.UpdateOptions{}); err != nil {
@@ -70,12 +69,15 @@ func TestCacheSharesOneFactoryAndFollowsEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		_, offer := offerOf(csrs, "n1")
-		_, ssd := offer.MissingResource([]corev1.ResourceName{"example.com/ssd"})
-		return !ssd && csrs.Get("n2") != nil && metrics.Get("n1") == nil, nil
+		d1, d2 := x.Get("n1"), x.Get("n2")
+		if d1 == nil || d1.Offer == nil || d2 == nil || d2.CR == nil {
+			return false, nil
+		}
+		_, ssd := d1.Offer.MissingResource([]corev1.ResourceName{"example.com/ssd"})
+		return !ssd && d1.Metric == nil && d1.Load == nil, nil
 	})
 	if err != nil {
-		t.Fatalf("the stores did not follow the events: %v", err)
+		t.Fatalf("the index did not follow the events: %v", err)
 	}
 }
 
@@ -113,54 +115,5 @@ func TestAwaitResourceVersion(t *testing.T) {
 	}
 	if AwaitResourceVersion("10", 20*time.Millisecond, func() (string, bool) { return "", false }) {
 		t.Fatal("an absent object counted as caught up")
-	}
-}
-
-// TestStoreWatch: a watcher first sees every stored object, then each Put and Remove, in order,
-// with the derived value.
-func TestStoreWatch(t *testing.T) {
-	s := NewOfferStore()
-	s.Put(csr("n1", "cpu"))
-	type call struct {
-		name     string
-		present  bool
-		compiled bool
-	}
-	var calls []call
-	s.Watch(func(name string, obj *schedv1alpha1.ClusterScopedResource, derived any) {
-		_, compiled := derived.(*constraints.Offer)
-		calls = append(calls, call{name, obj != nil, compiled})
-	})
-	s.Put(csr("n2"))
-	s.Remove("n1")
-	s.Remove("absent")
-	want := []call{{"n1", true, true}, {"n2", true, true}, {"n1", false, false}}
-	if fmt.Sprint(calls) != fmt.Sprint(want) {
-		t.Fatalf("calls = %v, want %v", calls, want)
-	}
-}
-
-// TestReadMostlyStoreFollowsChanges: a read-mostly store answers from its copy between changes and
-// never returns a value older than the last Put or Remove that returned.
-func TestReadMostlyStoreFollowsChanges(t *testing.T) {
-	s := NewOfferStore()
-	s.Put(csr("n1", "cpu"))
-	for range 2 { // the first read takes the copy, the second uses it
-		if got := s.Get("n1"); got == nil || !got.Spec.ResourcesFilter["cpu"] {
-			t.Fatalf("Get(n1) = %v", got)
-		}
-	}
-	if s.m.snap.Load() == nil {
-		t.Fatal("no copy taken after a read")
-	}
-	s.Put(csr("n1", "memory"))
-	if got, offer := offerOf(s, "n1"); got == nil || !got.Spec.ResourcesFilter["memory"] {
-		t.Fatalf("after an update: %v", got)
-	} else if _, missing := offer.MissingResource([]corev1.ResourceName{"memory"}); missing {
-		t.Fatal("after an update: the derived Offer is the old one")
-	}
-	s.Remove("n1")
-	if got := s.Get("n1"); got != nil {
-		t.Fatalf("after a remove: %v", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
@@ -17,8 +18,10 @@ import (
 
 // NodeIndex is what the Accord plugins of one scheduler know about each node: its Node object, its
 // ClusterScopedResource and NodeMetric with their compiled forms, and what each plugin derives from
-// them (Derive). A Cache keeps one, fed by the stores and by the scheduler's Node informer, and every
-// Accord plugin of every profile reads it.
+// them (Derive). A Cache keeps one, fed by its CR informers and by the scheduler's Node informer
+// through the index's event handlers (NodeHandler, ClusterScopedResourceHandler, NodeMetricHandler),
+// and every Accord plugin of every profile reads it: it is the only copy of the CRs the plugins read
+// besides the informers' own.
 //
 // Filter and Score run once per (pod, node); at thousands of nodes, finding a node's data by its
 // name (hashing and comparing names in a map far larger than the CPU's cache) cost more than the
@@ -34,9 +37,7 @@ type NodeIndex struct {
 	mu       sync.Mutex
 	derivers []*deriver
 	maps     atomic.Pointer[nodeMaps]
-	// watched records the stores already followed, so a store is watched once.
-	watched map[any]bool
-	seed    maphash.Seed
+	seed     maphash.Seed
 }
 
 // nodeMaps is published whole and never modified afterwards. Each map is split in shards, so a
@@ -99,10 +100,11 @@ func (d *NodeData) Derived(k DerivedKey) any {
 	return d.derived[k]
 }
 
-// NewNodeIndex returns an empty index. A Cache makes its own (Cache.Nodes); tests and callers without
-// a Cache feed one with WatchOffers, WatchLoads and NodeHandler.
+// NewNodeIndex returns an empty index. A Cache makes its own (Cache.Nodes) and registers its event
+// handlers on its informers; a caller without a Cache (a benchmark, a plugin's unit test) calls the
+// same handlers with the objects.
 func NewNodeIndex() *NodeIndex {
-	x := &NodeIndex{watched: map[any]bool{}, seed: maphash.MakeSeed()}
+	x := &NodeIndex{seed: maphash.MakeSeed()}
 	m := &nodeMaps{}
 	for i := range shards {
 		m.byNode[i] = map[*corev1.Node]*NodeData{}
@@ -146,46 +148,53 @@ func (x *NodeIndex) Derive(fn func(*NodeData) any) DerivedKey {
 	return DerivedKey(len(x.derivers) - 1)
 }
 
-// WatchOffers makes the index follow s, a ClusterScopedResource store whose objects carry their
-// compiled Offer (a Cache's, or NewOfferStore's). It returns x.
-func (x *NodeIndex) WatchOffers(s Store[schedv1alpha1.ClusterScopedResource]) *NodeIndex {
-	follow(x, s, func(d *NodeData, csr *schedv1alpha1.ClusterScopedResource, derived any) {
-		d.CR = csr
-		d.Offer, _ = derived.(*constraints.Offer)
+// ClusterScopedResourceHandler keeps the index in step with a ClusterScopedResource informer (the
+// Cache's): each CR is compiled (constraints.NewOffer) as it arrives, outside the index's lock.
+func (x *NodeIndex) ClusterScopedResourceHandler() cache.ResourceEventHandler {
+	return crHandler(x, func(csr *schedv1alpha1.ClusterScopedResource) func(*NodeData) {
+		var offer *constraints.Offer
+		if csr != nil {
+			offer = constraints.NewOffer(csr)
+		}
+		return func(d *NodeData) { d.CR, d.Offer = csr, offer }
 	})
-	return x
 }
 
-// WatchLoads makes the index follow s, a NodeMetric store whose objects carry their compiled Load
-// (a Cache's, or NewLoadStore's). It returns x.
-func (x *NodeIndex) WatchLoads(s Store[slov1alpha1.NodeMetric]) *NodeIndex {
-	follow(x, s, func(d *NodeData, m *slov1alpha1.NodeMetric, derived any) {
-		d.Metric = m
-		d.Load, _ = derived.(*constraints.Load)
+// NodeMetricHandler keeps the index in step with a NodeMetric informer (the Cache's): each
+// NodeMetric is compiled (constraints.NewLoad) as it arrives, outside the index's lock.
+func (x *NodeIndex) NodeMetricHandler() cache.ResourceEventHandler {
+	return crHandler(x, func(m *slov1alpha1.NodeMetric) func(*NodeData) {
+		var load *constraints.Load
+		if m != nil {
+			load = constraints.NewLoad(m)
+		}
+		return func(d *NodeData) { d.Metric, d.Load = m, load }
 	})
-	return x
 }
 
-// follow watches s, unless x already does, setting each change into the node's data with set (obj
-// and derived are nil after a delete).
-func follow[T any](x *NodeIndex, s Store[T], set func(d *NodeData, obj *T, derived any)) {
-	if !x.watch(s.m) {
-		return
+// crHandler sets each object an informer delivers into the data of the node of the same name, with
+// the change compile returns for it (for a nil object after a delete).
+func crHandler[T any, PT interface {
+	*T
+	metav1.Object
+}](x *NodeIndex, compile func(PT) func(*NodeData)) cache.ResourceEventHandler {
+	put := func(obj any) {
+		if o, ok := obj.(PT); ok && o != nil {
+			x.set(o.GetName(), compile(o))
+		}
 	}
-	s.Watch(func(name string, obj *T, derived any) {
-		x.set(name, func(d *NodeData) { set(d, obj, derived) })
-	})
-}
-
-// watch reports whether the store identified by key is not followed yet, and records it.
-func (x *NodeIndex) watch(key any) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.watched[key] {
-		return false
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    put,
+		UpdateFunc: func(_, obj any) { put(obj) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if o, ok := obj.(PT); ok && o != nil {
+				x.set(o.GetName(), compile(nil))
+			}
+		},
 	}
-	x.watched[key] = true
-	return true
 }
 
 // NodeHandler keeps the index in step with a Node informer (the scheduler's).

@@ -57,13 +57,16 @@ func metricObj(name, rv string) *slov1alpha1.NodeMetric {
 	return &slov1alpha1.NodeMetric{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv}}
 }
 
-// The index answers by Node object and by name, follows both stores and the Node informer, and
-// republishes only the shards that hold the node that changed.
-func TestNodeIndexFollowsStoresAndNodes(t *testing.T) {
-	offers := NewOfferStore(csr("n1", "example.com/memory"))
-	loads := NewLoadStore()
-	x := NewNodeIndex().WatchOffers(offers).WatchLoads(loads).WatchOffers(offers) // the second watch is a no-op
-	h := x.NodeHandler()
+// The index answers by Node object and by name, follows the CR and Node informers through its
+// handlers, and republishes only the shards that hold the node that changed.
+func TestNodeIndexFollowsInformers(t *testing.T) {
+	x := NewNodeIndex()
+	offers, loads, h := x.ClusterScopedResourceHandler(), x.NodeMetricHandler(), x.NodeHandler()
+	offers.OnAdd(csr("n1", "example.com/memory"), true)
+	offers.OnAdd(nodeObj("n3"), true) // not a ClusterScopedResource: ignored
+	if d := x.Get("n3"); d != nil {
+		t.Fatalf("a Node delivered to the CR handler made %+v", d)
+	}
 
 	n1 := nodeObj("n1")
 	if d := x.Lookup(n1); d == nil || d.CR == nil || d.Offer == nil || d.Node != nil {
@@ -75,8 +78,8 @@ func TestNodeIndexFollowsStoresAndNodes(t *testing.T) {
 	}
 
 	maps := x.maps.Load()
-	loads.Put(metricObj("n1", "1"))
-	offers.Put(csr("n1"))
+	loads.OnAdd(metricObj("n1", "1"), false)
+	offers.OnUpdate(csr("n1", "example.com/memory"), csr("n1"))
 	if copied := shardsCopied(maps, x.maps.Load()); copied != 2 {
 		t.Errorf("a CR and a NodeMetric change of n1 copied %d shards; want n1's two (by Node, by name)", copied)
 	}
@@ -102,11 +105,11 @@ func TestNodeIndexFollowsStoresAndNodes(t *testing.T) {
 	}
 
 	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "n1", Obj: n1b})
-	offers.Remove("n1")
-	if d := x.Get("n1"); d == nil || d.Metric == nil || d.Node != nil {
+	offers.OnDelete(cache.DeletedFinalStateUnknown{Key: "n1", Obj: csr("n1")})
+	if d := x.Get("n1"); d == nil || d.Metric == nil || d.Node != nil || d.Offer != nil {
 		t.Fatalf("n1 with only its metric left: %+v", d)
 	}
-	loads.Remove("n1")
+	loads.OnDelete(metricObj("n1", "1"))
 	if d := x.Get("n1"); d != nil {
 		t.Fatalf("n1 with neither Node, CR nor metric: %+v, want nil", d)
 	}
@@ -118,8 +121,9 @@ func TestNodeIndexFollowsStoresAndNodes(t *testing.T) {
 // A value registered with Derive is there for every node when Derive returns, and is derived again
 // on every change.
 func TestNodeIndexDerive(t *testing.T) {
-	loads := NewLoadStore(metricObj("n1", "1"))
-	x := NewNodeIndex().WatchLoads(loads)
+	x := NewNodeIndex()
+	loads := x.NodeMetricHandler()
+	loads.OnAdd(metricObj("n1", "1"), true)
 	describe := func(d *NodeData) any {
 		node := "none"
 		if d.Node != nil {
@@ -136,7 +140,7 @@ func TestNodeIndexDerive(t *testing.T) {
 		t.Fatalf("derived before the Node = %v", got)
 	}
 	x.NodeHandler().OnAdd(nodeObj("n1"), true)
-	loads.Put(metricObj("n1", "2"))
+	loads.OnUpdate(metricObj("n1", "1"), metricObj("n1", "2"))
 	if got := x.Get("n1").Derived(k); got != "n1/2" {
 		t.Fatalf("derived after the Node and a new metric = %v", got)
 	}
@@ -148,11 +152,10 @@ func TestNodeIndexDerive(t *testing.T) {
 	}
 }
 
-// Readers never see a torn state while the informer and the stores write (run with -race).
+// Readers never see a torn state while the informers' handlers write (run with -race).
 func TestNodeIndexConcurrentReaders(t *testing.T) {
-	loads := NewLoadStore()
-	x := NewNodeIndex().WatchLoads(loads)
-	h := x.NodeHandler()
+	x := NewNodeIndex()
+	loads, h := x.NodeMetricHandler(), x.NodeHandler()
 	nodes := make([]*corev1.Node, 50)
 	for i := range nodes {
 		nodes[i] = nodeObj(fmt.Sprintf("n%d", i))
@@ -179,7 +182,7 @@ func TestNodeIndexConcurrentReaders(t *testing.T) {
 	}
 	for i := range 500 {
 		n := nodes[i%len(nodes)]
-		loads.Put(metricObj(n.Name, fmt.Sprint(i)))
+		loads.OnAdd(metricObj(n.Name, fmt.Sprint(i)), false)
 		h.OnUpdate(n, n.DeepCopy())
 	}
 	close(stop)
@@ -195,7 +198,7 @@ type handleWithInformers struct {
 func (h handleWithInformers) SharedInformerFactory() informers.SharedInformerFactory { return h.f }
 
 // Cache.Nodes registers one Node handler however many plugins ask, and the index it returns follows
-// the Cache's stores, handed out before or after.
+// the Cache's CR informers, asked for before or after.
 func TestCacheNodesIsOneIndex(t *testing.T) {
 	c := NewForClient(accordfake.NewSimpleClientset(csr("n1", "example.com/memory"), metricObj("n1", "1"))) //nolint:staticcheck // as TestCacheSharesOneFactoryAndFollowsEvents
 	ctx, cancel := context.WithCancel(context.Background())
@@ -238,14 +241,14 @@ func TestCacheNodesIsOneIndex(t *testing.T) {
 func BenchmarkNodeIndex(b *testing.B) {
 	const n = 5000
 	// fill makes an index of n nodes' CRs and metrics, and feeds it their Nodes when added is set.
-	fill := func(added bool) (*NodeIndex, Store[slov1alpha1.NodeMetric], []*corev1.Node) {
-		offers, loads := NewOfferStore(), NewLoadStore()
-		x := NewNodeIndex().WatchOffers(offers).WatchLoads(loads)
+	fill := func(added bool) (*NodeIndex, cache.ResourceEventHandler, []*corev1.Node) {
+		x := NewNodeIndex()
+		offers, loads := x.ClusterScopedResourceHandler(), x.NodeMetricHandler()
 		nodes := make([]*corev1.Node, n)
 		for i := range nodes {
 			nodes[i] = nodeObj(fmt.Sprintf("node-%d", i))
-			offers.Put(csr(nodes[i].Name, "cpu", "memory"))
-			loads.Put(metricObj(nodes[i].Name, "1"))
+			offers.OnAdd(csr(nodes[i].Name, "cpu", "memory"), true)
+			loads.OnAdd(metricObj(nodes[i].Name, "1"), true)
 		}
 		if added {
 			for _, node := range nodes {
@@ -268,7 +271,7 @@ func BenchmarkNodeIndex(b *testing.B) {
 		_, loads, nodes := fill(true)
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			loads.Put(metricObj(nodes[i%n].Name, "2"))
+			loads.OnAdd(metricObj(nodes[i%n].Name, "2"), false)
 		}
 	})
 	b.Run("initial-list", func(b *testing.B) {

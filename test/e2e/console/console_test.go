@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/accord-sched/accord/pkg/playground"
+	"github.com/accord-sched/accord/pkg/demo/playground"
 	"github.com/accord-sched/accord/test/harness"
 )
 

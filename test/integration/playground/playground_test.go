@@ -20,8 +20,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/demo/playground"
 	"github.com/accord-sched/accord/pkg/metricsreporter"
-	"github.com/accord-sched/accord/pkg/playground"
 	"github.com/accord-sched/accord/test/harness"
 )
 

@@ -44,11 +44,10 @@ func BenchmarkFilterScore(b *testing.B) {
 				nodes[i] = ni
 			}
 			// As a Cache fills it: each metric with its compiled Load.
-			store := crcache.NewLoadStore()
+			index := crcache.NewNodeIndex()
 			for _, m := range metrics {
-				store.Put(m)
+				index.NodeMetricHandler().OnAdd(m, true)
 			}
-			index := crcache.NewNodeIndex().WatchLoads(store)
 			p := New(args80(), index, nodeLister(b), clocktesting.NewFakePassiveClock(now))
 			// As the scheduler's Node informer delivers them, sharing the objects with its snapshot.
 			h := index.NodeHandler()

@@ -84,10 +84,7 @@ func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Obje
 		if err != nil {
 			return nil, err
 		}
-		if _, err := cache.NodeMetrics(ctx, h); err != nil {
-			return nil, fmt.Errorf("%s: %w", Name, err)
-		}
-		nodes, err := cache.Nodes(h)
+		nodes, err := cache.NodeMetrics(ctx, h)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", Name, err)
 		}
@@ -95,9 +92,9 @@ func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Obje
 	}
 }
 
-// New builds the plugin from validated args, a NodeIndex that follows a NodeMetric store
-// (crcache.NodeIndex.WatchLoads) and a Node informer, a Node lister (used only by QueueingHints,
-// which must not read the scheduler's snapshot) and a clock.
+// New builds the plugin from validated args, a NodeIndex that follows NodeMetrics
+// (crcache.Cache.NodeMetrics, or crcache.NodeIndex.NodeMetricHandler) and a Node informer, a Node
+// lister (used only by QueueingHints, which must not read the scheduler's snapshot) and a clock.
 func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelisters.NodeLister, c clock.PassiveClock) *Plugin {
 	p := &Plugin{
 		nodes:  nodes,
@@ -354,7 +351,7 @@ func (p *Plugin) isSchedulableAfterMetricChange(logger klog.Logger, pod *corev1.
 		return fwk.QueueSkip, nil
 	}
 	if newM != nil {
-		// Wait for what Filter reads: the node's view, which follows the store.
+		// Wait for what Filter reads: the NodeIndex, which follows the Cache's informer.
 		crcache.AwaitResourceVersion(newM.ResourceVersion, crcache.CatchUpTimeout, func() (string, bool) {
 			cur := p.metric(name)
 			if cur == nil {

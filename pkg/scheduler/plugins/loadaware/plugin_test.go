@@ -171,9 +171,17 @@ func nodeLister(t testing.TB, nodes ...*corev1.Node) corelisters.NodeLister {
 	return corelisters.NewNodeLister(indexer)
 }
 
-// metricIndex is a NodeIndex following a NodeMetric store holding ms, as a Cache's does.
+// metricIndex is a NodeIndex holding ms (nil ones skipped), each delivered as the Cache's informer
+// delivers it.
 func metricIndex(ms ...*slov1alpha1.NodeMetric) *crcache.NodeIndex {
-	return crcache.NewNodeIndex().WatchLoads(crcache.NewLoadStore(ms...))
+	x := crcache.NewNodeIndex()
+	h := x.NodeMetricHandler()
+	for _, m := range ms {
+		if m != nil {
+			h.OnAdd(m, true)
+		}
+	}
+	return x
 }
 
 func unstructuredOf(t *testing.T, m *slov1alpha1.NodeMetric) any {
@@ -240,9 +248,8 @@ func TestNodeQueueingHint(t *testing.T) {
 func TestViewsAgreeWithConstraints(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(now)
-	store := crcache.NewLoadStore()
-	store.Put(nm("n1", "1", now, "3800m", "1Gi"))
-	index := crcache.NewNodeIndex().WatchLoads(store)
+	index := metricIndex(nm("n1", "1", now, "3800m", "1Gi"))
+	metrics := index.NodeMetricHandler()
 	p := New(args80(), index, nodeLister(t), clk)
 	h := index.NodeHandler()
 	pod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{"cpu": "400m", "memory": "1600Mi"}).Obj()
@@ -262,7 +269,10 @@ func TestViewsAgreeWithConstraints(t *testing.T) {
 		}
 		ni := framework.NewNodeInfo()
 		ni.SetNode(n)
-		m := store.Get(n.Name)
+		var m *slov1alpha1.NodeMetric
+		if d := index.Get(n.Name); d != nil {
+			m = d.Metric
+		}
 		want := constraints.CheckLoad(m, n.Status.Allocatable, p.thresholds, clk.Now(), p.maxAge)
 		s := p.Filter(ctx, state, pod, ni)
 		if s.IsSuccess() == want.Overloaded || (want.Overloaded && s.Message() != OverThresholdReason(want.Resource)) {
@@ -292,19 +302,19 @@ func TestViewsAgreeWithConstraints(t *testing.T) {
 	h.OnUpdate(small, big)
 	expect("allocatable grew", big, true)
 	expect("snapshot still has the old node", small, false)
-	store.Put(nm("n1", "2", now, "1", "1Gi"))
+	metrics.OnAdd(nm("n1", "2", now, "1", "1Gi"), false)
 	expect("metric dropped", big, true)
 	clk.SetTime(now.Add(2 * time.Minute))
 	expect("metric expired after its view was built", big, true)
-	store.Put(nm("n1", "3", clk.Now(), "7900m", "1Gi"))
+	metrics.OnAdd(nm("n1", "3", clk.Now(), "7900m", "1Gi"), false)
 	expect("fresh metric over threshold", big, true)
-	store.Remove("n1")
+	metrics.OnDelete(nm("n1", "3", clk.Now(), "7900m", "1Gi"))
 	expect("metric deleted", big, false)
-	store.Put(nm("n1", "4", clk.Now(), "7900m", "1Gi"))
+	metrics.OnAdd(nm("n1", "4", clk.Now(), "7900m", "1Gi"), false)
 	expect("metric back", big, true)
 	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "n1", Obj: big})
 	expect("node deleted", big, false)
-	store.Remove("n1")
+	metrics.OnDelete(cache.DeletedFinalStateUnknown{Key: "n1", Obj: nm("n1", "4", clk.Now(), "7900m", "1Gi")})
 	if index.Get("n1") != nil {
 		t.Error("the index kept a node after both its Node and its metric were deleted")
 	}
@@ -319,8 +329,7 @@ func TestFilterAndScoreCountEstimatedUsage(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(now)
 	m := nm("n1", "1", now.Add(-time.Second), "1", "1Gi")
 	m.Status.PodsUsage = []slov1alpha1.PodUsage{{Namespace: "ns", Name: "old", Usage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("900m")}}}
-	store := crcache.NewLoadStore(m)
-	index := crcache.NewNodeIndex().WatchLoads(store)
+	index := metricIndex(m)
 	n := node("n1")
 	index.NodeHandler().OnAdd(n, true)
 	withEst := args80()

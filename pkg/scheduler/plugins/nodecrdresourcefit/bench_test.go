@@ -41,16 +41,16 @@ func BenchmarkFilterScore(b *testing.B) {
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			// As a Cache fills it: each CR with its compiled Offer.
-			store := crcache.NewOfferStore()
+			index := crcache.NewNodeIndex()
+			offers := index.ClusterScopedResourceHandler()
 			nodes := make([]fwk.NodeInfo, benchNodes)
 			for i := range nodes {
 				name := fmt.Sprintf("node-%d", i)
-				store.Put(cr(name, "1", tc.enable, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: schedv1alpha1.ResourceScore(i % 101), exSSD: 40, "cpu": 10}))
+				offers.OnAdd(cr(name, "1", tc.enable, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: schedv1alpha1.ResourceScore(i % 101), exSSD: 40, "cpu": 10}), true)
 				ni := framework.NewNodeInfo()
 				ni.SetNode(st.MakeNode().Name(name).Obj())
 				nodes[i] = ni
 			}
-			index := crcache.NewNodeIndex().WatchOffers(store)
 			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyReject}, index)
 			if tc.byNode {
 				h := index.NodeHandler()

@@ -18,8 +18,9 @@ import (
 // the Node objects the informer delivered and for one it has not delivered yet.
 func TestByNodeFollowsChanges(t *testing.T) {
 	ctx := context.Background()
-	store := crcache.NewOfferStore(cr("n1", "1", map[corev1.ResourceName]bool{exMem: true}, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: 30}))
-	index := crcache.NewNodeIndex().WatchOffers(store)
+	index := crcache.NewNodeIndex()
+	offers := index.ClusterScopedResourceHandler()
+	offers.OnAdd(cr("n1", "1", map[corev1.ResourceName]bool{exMem: true}, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: 30}), true)
 	p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyReject}, index)
 	h := index.NodeHandler()
 	n1 := st.MakeNode().Name("n1").Obj()
@@ -48,18 +49,18 @@ func TestByNodeFollowsChanges(t *testing.T) {
 	}
 	check("the informer's Node", n1, true, 30)
 
-	store.Put(cr("n1", "2", map[corev1.ResourceName]bool{exMem: true}, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: 70}))
+	offers.OnAdd(cr("n1", "2", map[corev1.ResourceName]bool{exMem: true}, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: 70}), false)
 	check("CR score changed", n1, true, 70)
-	store.Put(cr("n1", "3", map[corev1.ResourceName]bool{exMem: false}, nil))
+	offers.OnAdd(cr("n1", "3", map[corev1.ResourceName]bool{exMem: false}, nil), false)
 	check("CR disables the resource", n1, false, 0)
-	store.Put(cr("n1", "4", map[corev1.ResourceName]bool{exMem: true}, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: 10}))
+	offers.OnAdd(cr("n1", "4", map[corev1.ResourceName]bool{exMem: true}, map[corev1.ResourceName]schedv1alpha1.ResourceScore{exMem: 10}), false)
 
 	n1b := n1.DeepCopy()
 	n1b.Labels = map[string]string{"updated": "true"}
 	check("a Node object the map does not hold yet", n1b, true, 10)
 	h.OnUpdate(n1, n1b)
 	check("updated Node", n1b, true, 10)
-	store.Remove("n1")
+	offers.OnDelete(cr("n1", "5", nil, nil))
 	check("CR deleted", n1b, false, 0)
 	h.OnDelete(n1b)
 	check("Node deleted", n1b, false, 0)

@@ -63,10 +63,7 @@ func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Obje
 		if err != nil {
 			return nil, err
 		}
-		if _, err := cache.ClusterScopedResources(ctx, h); err != nil {
-			return nil, fmt.Errorf("%s: %w", Name, err)
-		}
-		nodes, err := cache.Nodes(h)
+		nodes, err := cache.ClusterScopedResources(ctx, h)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", Name, err)
 		}
@@ -74,8 +71,8 @@ func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Obje
 	}
 }
 
-// New builds the plugin from validated args and a NodeIndex that follows a ClusterScopedResource
-// store (crcache.NodeIndex.WatchOffers).
+// New builds the plugin from validated args and a NodeIndex that follows ClusterScopedResources
+// (crcache.Cache.ClusterScopedResources, or crcache.NodeIndex.ClusterScopedResourceHandler).
 func New(args *config.NodeCRDResourceFitArgs, nodes *crcache.NodeIndex) *Plugin {
 	return &Plugin{nodes: nodes, policy: args.MissingCRPolicy}
 }

@@ -42,6 +42,19 @@ func cr(node, rv string, filter map[corev1.ResourceName]bool, score map[corev1.R
 	}
 }
 
+// offerIndex is a NodeIndex holding crs (nil ones skipped), each delivered as the Cache's informer
+// delivers it.
+func offerIndex(crs ...*schedv1alpha1.ClusterScopedResource) *crcache.NodeIndex {
+	x := crcache.NewNodeIndex()
+	h := x.ClusterScopedResourceHandler()
+	for _, c := range crs {
+		if c != nil {
+			h.OnAdd(c, true)
+		}
+	}
+	return x
+}
+
 func withArgs(args runtime.Object) tf.RegisterPluginFunc {
 	return func(_ *frameworkruntime.Registry, profile *schedulerapi.KubeSchedulerProfile) {
 		profile.PluginConfig = append(profile.PluginConfig, schedulerapi.PluginConfig{Name: Name, Args: args})
@@ -272,9 +285,9 @@ func TestQueueingHints(t *testing.T) {
 			if policy == "" {
 				policy = config.MissingCRPolicyReject
 			}
-			// The store already holds the event's object, as it will once the plugin's informer has
+			// The index already holds the event's object, as it will once the Cache's informer has
 			// seen the event.
-			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: policy}, crcache.NewNodeIndex().WatchOffers(crcache.NewOfferStore(tt.new)))
+			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: policy}, offerIndex(tt.new))
 			var oldObj, newObj any
 			if tt.old != nil {
 				oldObj = toUnstructured(t, tt.old)
@@ -295,7 +308,7 @@ func TestQueueingHints(t *testing.T) {
 
 func TestQueueingHintNodeAdd(t *testing.T) {
 	memPod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{exMem: "100Mi"}).Obj()
-	store := crcache.NewOfferStore(
+	index := offerIndex(
 		cr("with-cr", "1", map[corev1.ResourceName]bool{exMem: true}, nil),
 		cr("wrong-cr", "1", map[corev1.ResourceName]bool{exSSD: true}, nil))
 	tests := []struct {
@@ -311,7 +324,7 @@ func TestQueueingHintNodeAdd(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.policy)+"/"+tt.node, func(t *testing.T) {
 			logger, _ := ktesting.NewTestContext(t)
-			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: tt.policy}, crcache.NewNodeIndex().WatchOffers(store))
+			p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: tt.policy}, index)
 			got, err := p.isSchedulableAfterNodeAdd(logger, memPod, nil, st.MakeNode().Name(tt.node).Obj())
 			if err != nil || got != tt.want {
 				t.Fatalf("hint = %v, %v; want %v", got, err, tt.want)
@@ -328,7 +341,7 @@ func TestEventsToRegister(t *testing.T) {
 		{config.MissingCRPolicyReject, fwk.Add | fwk.Update},
 		{config.MissingCRPolicyIgnore, fwk.Add | fwk.Update | fwk.Delete},
 	} {
-		p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: tt.policy}, crcache.NewNodeIndex().WatchOffers(crcache.NewOfferStore()))
+		p := New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: tt.policy}, crcache.NewNodeIndex())
 		events, err := p.EventsToRegister(context.Background())
 		if err != nil {
 			t.Fatal(err)

@@ -84,11 +84,11 @@ func (scenario) Generate(r *rand.Rand, _ int) reflect.Value {
 func TestNodeCRDResourceFitAgreesWithTheSchedulerFilter(t *testing.T) {
 	seen := map[bool]int{}
 	prop := func(s scenario) bool {
-		store := crcache.NewOfferStore()
+		index := crcache.NewNodeIndex()
 		if s.csr != nil {
-			store.Put(s.csr)
+			index.ClusterScopedResourceHandler().OnAdd(s.csr, true)
 		}
-		filter := schedcrfit.New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: s.policy}, crcache.NewNodeIndex().WatchOffers(store))
+		filter := schedcrfit.New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: s.policy}, index)
 		state := schedframework.NewCycleState()
 		if _, st := filter.PreFilter(context.Background(), state, s.pod, nil); !st.IsSuccess() {
 			t.Fatalf("PreFilter: %v", st)
@@ -217,13 +217,13 @@ func TestLowNodeLoadAgreesWithLoadAwareFilter(t *testing.T) {
 		}
 		hot := pl.(*lownodeload.Plugin).Hot(s.node, s.metric, s.pods, now)
 
-		store := crcache.NewLoadStore()
+		index := crcache.NewNodeIndex()
 		if s.metric != nil {
-			store.Put(s.metric)
+			index.NodeMetricHandler().OnAdd(s.metric, true)
 		}
 		filter := loadaware.New(&config.LoadAwareArgs{UsageThresholds: s.thresholds, ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 1},
 			NodeMetricExpirationSeconds: s.expiry, EstimatedScalingFactors: s.factors, EstimatedSecondsAfterPodScheduled: s.after},
-			crcache.NewNodeIndex().WatchLoads(store), nil, testingclock.NewFakePassiveClock(now))
+			index, nil, testingclock.NewFakePassiveClock(now))
 		state := schedframework.NewCycleState()
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
 		if _, pre := filter.PreFilter(context.Background(), state, pod, nil); !pre.IsSuccess() {
@@ -265,15 +265,15 @@ func TestNodeFitAgreesWithTheSchedulerFilter(t *testing.T) {
 		node.Status.Allocatable = roomy
 		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 
-		store := crcache.NewOfferStore()
+		index := crcache.NewNodeIndex()
 		indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 		if s.csr != nil {
-			store.Put(s.csr)
+			index.ClusterScopedResourceHandler().OnAdd(s.csr, true)
 			if err := indexer.Add(s.csr); err != nil {
 				t.Fatal(err)
 			}
 		}
-		filter := schedcrfit.New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: s.policy}, crcache.NewNodeIndex().WatchOffers(store))
+		filter := schedcrfit.New(&config.NodeCRDResourceFitArgs{MissingCRPolicy: s.policy}, index)
 		state := schedframework.NewCycleState()
 		if _, st := filter.PreFilter(context.Background(), state, s.pod, nil); !st.IsSuccess() {
 			t.Fatalf("PreFilter: %v", st)

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"github.com/accord-sched/accord/pkg/localcluster"
+	"github.com/accord-sched/accord/pkg/demo/localcluster"
 )
 
 // watchPods logs what happens to pods, so `make run` shows placements and evictions as they happen.

@@ -4,7 +4,7 @@
 // k8s.io/metrics' clientset. The playground (make run) serves the usage it simulates with it; the
 // integration tests (through test/metricsapi) serve usage they set.
 //
-// How the registration works on pkg/localcluster's apiserver (checked on Kubernetes v1.36):
+// How the registration works on pkg/demo/localcluster's apiserver (checked on Kubernetes v1.36):
 //
 //   - The APIService `v1beta1.metrics.k8s.io` points at a Service of type ExternalName whose
 //     externalName is `localhost`, with the APIService's port set to the server's port. The

@@ -18,7 +18,7 @@ import (
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
 	"github.com/accord-sched/accord/manifests"
-	"github.com/accord-sched/accord/pkg/metricsapisim"
+	"github.com/accord-sched/accord/pkg/demo/metricsapisim"
 	reporterapp "github.com/accord-sched/accord/pkg/metricsreporter/app"
 	"github.com/accord-sched/accord/pkg/simload"
 )

@@ -1,5 +1,5 @@
 // Package playground is what `make run` starts: a local Accord cluster in one process. It brings up
-// the control plane of pkg/localcluster (etcd, kube-apiserver, workload controllers, node simulator),
+// the control plane of pkg/demo/localcluster (etcd, kube-apiserver, workload controllers, node simulator),
 // creates the sample nodes and ClusterScopedResources from manifests/samples, serves a simulated
 // metrics.k8s.io (usage = a per-node baseline + the pods' requests) through the apiserver, runs
 // accord-metrics-reporter on it to keep the NodeMetrics fresh, and writes a kubeconfig for kubectl.
@@ -24,9 +24,9 @@ import (
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/manifests"
 	"github.com/accord-sched/accord/pkg/console"
+	"github.com/accord-sched/accord/pkg/demo/localcluster"
+	"github.com/accord-sched/accord/pkg/demo/metricsapisim"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
-	"github.com/accord-sched/accord/pkg/localcluster"
-	"github.com/accord-sched/accord/pkg/metricsapisim"
 	schedserver "github.com/accord-sched/accord/pkg/scheduler/server"
 )
 
