@@ -34,6 +34,10 @@ func NewQueue(name string, reconcile ReconcileFunc) *Queue {
 	}
 }
 
+// ShutDown stops the queue without Run (a test that calls the reconcile function itself); Run shuts
+// it down when its ctx ends.
+func (q *Queue) ShutDown() { q.queue.ShutDown() }
+
 // Add queues a key.
 func (q *Queue) Add(key string) { q.queue.Add(key) }
 

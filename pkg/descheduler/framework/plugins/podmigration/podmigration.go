@@ -93,16 +93,17 @@ func New(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plu
 	inf := h.AccordInformerFactory().Scheduling().V1alpha1().PodMigrations()
 	p := &Plugin{handle: h, accord: accord, migrations: inf.Lister(), informer: inf.Informer(),
 		pods: h.SharedInformerFactory().Core().V1().Pods().Lister(), now: time.Now}
-	p.queue = controller.NewQueue(Name, p.reconcile)
 	return p, nil
 }
 
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return Name }
 
-// Run reconciles every PodMigration until ctx is done.
+// Run reconciles every PodMigration until ctx is done. The queue is made here, not in New: a plugin
+// that is built and never run (explain's dry-run cycle) leaves no queue goroutines behind.
 func (p *Plugin) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
+	p.queue = controller.NewQueue(Name, p.reconcile)
 	reg, err := p.informer.AddEventHandler(p.queue.EventHandler(nil))
 	if err != nil {
 		logger.Error(err, "Adding the PodMigration event handler")

@@ -13,6 +13,7 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/controller"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
@@ -73,6 +74,8 @@ func run(t *testing.T, pod *corev1.Pod, pm *schedv1alpha1.PodMigration, ev *evic
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	p := pl.(*Plugin)
+	p.queue = controller.NewQueue(Name, p.reconcile)
+	t.Cleanup(p.queue.ShutDown)
 	if err := p.reconcile(context.Background(), pm.Namespace+"/"+pm.Name); err != nil {
 		t.Fatal(err)
 	}
