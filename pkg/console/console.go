@@ -99,6 +99,19 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	st.nodes, st.pods, st.events = nodes.Lister(), pods.Lister(), events.Informer().GetIndexer()
 	st.csrs, st.metrics = csrs.Lister(), nms.Lister()
+	informers := []cache.SharedIndexInformer{nodes.Informer(), events.Informer(), csrs.Informer(), nms.Informer()}
+	// PodMigrations are optional: a cluster whose Accord CRDs predate them still gets the console.
+	served, err := crdcheck.Discover(kube.Discovery(), crdcheck.PodMigrations())
+	if err != nil {
+		return nil, fmt.Errorf("discovering %s: %w", crdcheck.PodMigrations(), err)
+	}
+	if served.Serves(crdcheck.PodMigrations()) {
+		pm := s.af.Scheduling().V1alpha1().PodMigrations()
+		st.migrations = pm.Lister()
+		informers = append(informers, pm.Informer())
+	} else {
+		logger.Info("The cluster does not serve the PodMigration CRD; the console shows no migrations", "crd", crdcheck.PodMigrations().Name())
+	}
 	changed := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { s.changed() },
 		UpdateFunc: func(any, any) { s.changed() },
@@ -112,7 +125,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if _, err := pods.Informer().AddEventHandler(podHandler); err != nil {
 		return nil, err
 	}
-	for _, inf := range []cache.SharedIndexInformer{nodes.Informer(), events.Informer(), csrs.Informer(), nms.Informer()} {
+	for _, inf := range informers {
 		if _, err := inf.AddEventHandler(changed); err != nil {
 			return nil, err
 		}

@@ -35,10 +35,11 @@ func newTestState(t *testing.T, objs ...runtime.Object) *state {
 		}
 		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, indexers)
 	}
-	nodes, pods, events, csrs, nms := idx(nil), idx(nil), idx(eventIndexers()), idx(nil), idx(nil)
+	nodes, pods, events, csrs, nms, pms := idx(nil), idx(nil), idx(eventIndexers()), idx(nil), idx(nil), idx(nil)
 	s := newState()
 	s.nodes, s.pods, s.events = corelisters.NewNodeLister(nodes), corelisters.NewPodLister(pods), events
 	s.csrs, s.metrics = schedlisters.NewClusterScopedResourceLister(csrs), slolisters.NewNodeMetricLister(nms)
+	s.migrations = schedlisters.NewPodMigrationLister(pms)
 	s.thresholds = Thresholds{Percent: map[corev1.ResourceName]int64{corev1.ResourceCPU: 80, corev1.ResourceMemory: 80}, MaxAge: 3 * time.Minute}
 	for _, o := range objs {
 		var err error
@@ -54,6 +55,8 @@ func newTestState(t *testing.T, objs ...runtime.Object) *state {
 			err = csrs.Add(o)
 		case *slov1alpha1.NodeMetric:
 			err = nms.Add(o)
+		case *schedv1alpha1.PodMigration:
+			err = pms.Add(o)
 		default:
 			t.Fatalf("no cache for %T", o)
 		}

@@ -12,7 +12,7 @@ import (
 
 // viewScope is what of the View a user who may not read the whole cluster may see: the pods of the
 // namespaces where the user may list pods, their scheduling failures and evictions where the user
-// may also list Events, and the nodes' state, ClusterScopedResources and NodeMetrics only if the
+// may also list Events, their PodMigrations where the user may also list those, and the nodes' state, ClusterScopedResources and NodeMetrics only if the
 // user may list all three cluster-wide; otherwise a node appears as its name and the user's pods on
 // it (Restricted). The answers come from Access's SubjectAccessReview cache (a short TTL), so a
 // stream follows a change of the user's RBAC within accessCacheTTL.
@@ -39,10 +39,10 @@ var clusterReads = []authorizationv1.ResourceAttributes{
 }
 
 // nsReads is what the user may read in one namespace.
-type nsReads struct{ pods, events bool }
+type nsReads struct{ pods, events, migrations bool }
 
-// namespaceReads asks whether the user may list pods and Events in ns; a failed review is a
-// refusal (logged).
+// namespaceReads asks whether the user may list pods, Events and PodMigrations in ns; a failed
+// review is a refusal (logged).
 func (s *viewScope) namespaceReads(ctx context.Context, logger klog.Logger, ns string) nsReads {
 	var r nsReads
 	var err error
@@ -56,6 +56,10 @@ func (s *viewScope) namespaceReads(ctx context.Context, logger klog.Logger, ns s
 	if r.events, err = s.access.allowed(ctx, s.user, authorizationv1.ResourceAttributes{Verb: "list", Resource: "events", Namespace: ns}); err != nil {
 		logger.Error(err, "Authorizing a console user's namespace's Events; hiding them", "user", s.user.Username, "namespace", ns)
 		r.events = false
+	}
+	if r.migrations, err = s.access.allowed(ctx, s.user, authorizationv1.ResourceAttributes{Verb: "list", Group: "scheduling.accord.dev", Resource: "podmigrations", Namespace: ns}); err != nil {
+		logger.Error(err, "Authorizing a console user's namespace's PodMigrations; hiding them", "user", s.user.Username, "namespace", ns)
+		r.migrations = false
 	}
 	return r
 }
@@ -71,7 +75,7 @@ func (s *viewScope) filter(ctx context.Context, logger klog.Logger, v View) View
 		}
 		return r
 	}
-	out := View{Nodes: []NodeView{}, Pending: []PodView{}, Evictions: []Eviction{}, Playground: v.Playground}
+	out := View{Nodes: []NodeView{}, Pending: []PodView{}, Evictions: []Eviction{}, Migrations: []MigrationView{}, Playground: v.Playground}
 	for _, n := range v.Nodes {
 		pods := []PodView{}
 		for _, p := range n.Pods {
@@ -101,6 +105,11 @@ func (s *viewScope) filter(ctx context.Context, logger klog.Logger, v View) View
 	for _, e := range v.Evictions {
 		if r := may(e.Namespace); r.pods && r.events {
 			out.Evictions = append(out.Evictions, e)
+		}
+	}
+	for _, m := range v.Migrations {
+		if r := may(m.Namespace); r.pods && r.migrations {
+			out.Migrations = append(out.Migrations, m)
 		}
 	}
 	return out

@@ -42,8 +42,9 @@ func TestViewScopeFilter(t *testing.T) {
 				Pods: []PodView{{Namespace: "team-a", Name: "a1", Node: "node-1"}, {Namespace: "team-b", Name: "b1", Node: "node-1"}}},
 			{Name: "node-2", Ready: true, Pods: []PodView{{Namespace: "team-b", Name: "b2", Node: "node-2"}}},
 		},
-		Pending:   []PodView{{Namespace: "team-a", Name: "a2", Reason: "0/2 nodes"}, {Namespace: "team-b", Name: "b3", Reason: "0/2 nodes"}},
-		Evictions: []Eviction{{Namespace: "team-a", Pod: "a0"}, {Namespace: "team-b", Pod: "b0"}},
+		Pending:    []PodView{{Namespace: "team-a", Name: "a2", Reason: "0/2 nodes"}, {Namespace: "team-b", Name: "b3", Reason: "0/2 nodes"}},
+		Evictions:  []Eviction{{Namespace: "team-a", Pod: "a0"}, {Namespace: "team-b", Pod: "b0"}},
+		Migrations: []MigrationView{{Namespace: "team-a", Name: "move-a1", Pod: "a1"}, {Namespace: "team-b", Name: "move-b1", Pod: "b1"}},
 	}
 	user := &authenticationv1.UserInfo{Username: "alice"}
 	names := func(pods []PodView) []string {
@@ -54,8 +55,9 @@ func TestViewScopeFilter(t *testing.T) {
 		return out
 	}
 
-	// Pods and Events of team-a only, nothing cluster-scoped: node-1 shows as its name and a1.
-	client, _ := sarClient("alice list pods team-a", "alice list events team-a")
+	// Pods, Events and PodMigrations of team-a only, nothing cluster-scoped: node-1 shows as its name
+	// and a1.
+	client, _ := sarClient("alice list pods team-a", "alice list events team-a", "alice list podmigrations team-a")
 	sc := &viewScope{access: NewAccess(client, AccessOptions{}), user: user}
 	got := sc.filter(ctx, logger, v)
 	if len(got.Nodes) != 1 || got.Nodes[0].Name != "node-1" || !got.Nodes[0].Restricted || got.Nodes[0].HasCR || got.Nodes[0].Load.Reported || got.Nodes[0].Taints != nil {
@@ -68,6 +70,9 @@ func TestViewScopeFilter(t *testing.T) {
 	}
 	if len(got.Evictions) != 1 || got.Evictions[0].Pod != "a0" {
 		t.Errorf("evictions: %+v", got.Evictions)
+	}
+	if len(got.Migrations) != 1 || got.Migrations[0].Name != "move-a1" {
+		t.Errorf("migrations: %+v, want team-a's only", got.Migrations)
 	}
 	if len(v.Nodes[0].Pods) != 2 || len(v.Pending) != 2 {
 		t.Error("filter modified the shared View")
@@ -83,6 +88,9 @@ func TestViewScopeFilter(t *testing.T) {
 	}
 	if len(got.Pending) != 1 || got.Pending[0].Reason != "" || len(got.Evictions) != 0 {
 		t.Errorf("without Events: pending %+v, evictions %+v", got.Pending, got.Evictions)
+	}
+	if len(got.Migrations) != 0 {
+		t.Errorf("without list on podmigrations: migrations %+v", got.Migrations)
 	}
 }
 

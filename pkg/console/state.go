@@ -25,11 +25,13 @@ const maxGone = 2000
 // state is the console's read side: listers over the shared informers, and what it remembers of
 // deleted pods.
 type state struct {
-	nodes      corelisters.NodeLister
-	pods       corelisters.PodLister
-	events     cache.Indexer
-	csrs       schedlisters.ClusterScopedResourceLister
-	metrics    slolisters.NodeMetricLister
+	nodes   corelisters.NodeLister
+	pods    corelisters.PodLister
+	events  cache.Indexer
+	csrs    schedlisters.ClusterScopedResourceLister
+	metrics slolisters.NodeMetricLister
+	// migrations is nil when the cluster does not serve the PodMigration CRD.
+	migrations schedlisters.PodMigrationLister
 	thresholds Thresholds
 	playground bool
 

@@ -16,6 +16,8 @@ type View struct {
 	Nodes     []NodeView `json:"nodes"`
 	Pending   []PodView  `json:"pending"`
 	Evictions []Eviction `json:"evictions"`
+	// Migrations are the PodMigrations, newest first.
+	Migrations []MigrationView `json:"migrations"`
 	// Playground is true when the playground's write controls are enabled.
 	Playground bool `json:"playground"`
 }
@@ -134,6 +136,7 @@ func (s *state) buildView(now time.Time) View {
 		v.Nodes = append(v.Nodes, nv)
 	}
 	v.Evictions = s.evictions(pods)
+	v.Migrations = s.migrationViews(now)
 	return v
 }
 

@@ -144,3 +144,30 @@ func TestGoneMemoryIsBounded(t *testing.T) {
 		t.Errorf("remembers %d pods (%d gone), want at most %d", len(s.known), len(s.gone), maxGone)
 	}
 }
+
+// The PodMigrations table: newest first, a migration the descheduler has not picked up yet is
+// Pending with the node it asks for, a finished one shows where its replacement went; a cluster
+// without the CRD (no lister) shows none.
+func TestMigrationViews(t *testing.T) {
+	waiting := &schedv1alpha1.PodMigration{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "move-web-1", CreationTimestamp: metav1.NewTime(now.Add(-10 * time.Second))},
+		Spec: schedv1alpha1.PodMigrationSpec{PodName: "web-1", TargetNode: "node-3"}}
+	done := &schedv1alpha1.PodMigration{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "move-db-0", CreationTimestamp: metav1.NewTime(now.Add(-time.Minute))},
+		Spec: schedv1alpha1.PodMigrationSpec{PodName: "db-0"},
+		Status: schedv1alpha1.PodMigrationStatus{Phase: schedv1alpha1.PodMigrationSucceeded, Reason: "Moved", SourceNode: "node-5", TargetNode: "node-2",
+			ReservationName: "move-db-0-abcde", ReplacementPod: "db-0", ReplacementNode: "node-2"}}
+	v := newTestState(t, done, waiting).buildView(now)
+	want := []MigrationView{
+		{Namespace: "demo", Name: "move-web-1", Pod: "web-1", Phase: "Pending", TargetNode: "node-3", AgeSeconds: 10},
+		{Namespace: "demo", Name: "move-db-0", Pod: "db-0", Phase: "Succeeded", Reason: "Moved", SourceNode: "node-5", TargetNode: "node-2",
+			Reservation: "move-db-0-abcde", Replacement: "db-0", ReplacementNode: "node-2", AgeSeconds: 60},
+	}
+	if diff := cmp.Diff(want, v.Migrations); diff != "" {
+		t.Errorf("migrations (-want +got):\n%s", diff)
+	}
+
+	s := newTestState(t)
+	s.migrations = nil
+	if got := s.buildView(now).Migrations; got == nil || len(got) != 0 {
+		t.Errorf("without the CRD: %#v, want an empty list", got)
+	}
+}

@@ -123,6 +123,10 @@ function render(view) {
     values: [["time", new Date(e.time).toLocaleTimeString()], ["pod", e.namespace + "/" + e.pod], ["node", e.node], ["plugin", e.plugin + " (" + e.profile + ")"],
       ["reason", e.held ? "held by " + e.held + ": " + e.reason : e.mode ? e.mode + ": " + e.reason : e.reason], ["predicted", e.predictedNode ? e.predictedNode + " (score " + e.score + ")" : ""],
       ["replacement", e.replacement ? e.replacement + " → " + (e.replacementNode || "pending") : ""]] }), "no evictions yet");
+  rows("migrations", view.migrations || [], (m) => ({ attrs: { "data-migration": m.namespace + "/" + m.name, "data-phase": m.phase },
+    values: [["migration", m.namespace + "/" + m.name], ["pod", m.pod], ["phase", m.phase], ["node", m.sourceNode], ["node", m.targetNode],
+      ["reservation", m.reservation], ["replacement", m.replacement ? m.replacement + " → " + (m.replacementNode || "pending") : ""],
+      ["reason", m.reason ? m.reason + (m.message ? ": " + m.message : "") : m.message]] }), "no pod migrations");
 }
 
 function explain() {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/demo/playground"
 	"github.com/accord-sched/accord/test/harness"
 )
@@ -96,6 +97,22 @@ func TestConsoleInChromium(t *testing.T) {
 	b.do("the memory-hungry pods leave node-5", 90*time.Second,
 		chromedp.WaitNotPresent(chromedp.CSS(`.node[data-node="node-5"] li[data-pod^="demo/memory-hungry-"]`)))
 	b.waitText("the replacement landed on node-2", 60*time.Second, `#evictions tr[data-plugin="NodeCRDResourceFit"] td.replacement`, "node-2")
+
+	// The how-to's PodMigration: a web pod off node-1 moves there reservation-first, and the
+	// migrations table follows it to Succeeded with its reservation and replacement.
+	webs, err := p.Env.Client.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{LabelSelector: "app=web", FieldSelector: "spec.nodeName!=node-1"})
+	if err != nil || len(webs.Items) == 0 {
+		t.Fatalf("no web pod off node-1: %v", err)
+	}
+	if _, err := p.Env.Accord.SchedulingV1alpha1().PodMigrations("demo").Create(ctx, &schedv1alpha1.PodMigration{
+		ObjectMeta: metav1.ObjectMeta{Name: "move-web"},
+		Spec:       schedv1alpha1.PodMigrationSpec{PodName: webs.Items[0].Name, TargetNode: "node-1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b.do("the PodMigration reaches Succeeded in the migrations table", 60*time.Second,
+		chromedp.WaitReady(chromedp.CSS(`#migrations tr[data-migration="demo/move-web"][data-phase="Succeeded"]`)))
+	moved := b.waitText("the migration's replacement is on node-1", 10*time.Second, `#migrations tr[data-migration="demo/move-web"] td.replacement`, "node-1")
+	t.Logf("PodMigration demo/move-web of %s: replacement %s", webs.Items[0].Name, moved)
 
 	// Make node-6 hot from its card: its NodeMetric follows and its CPU bar goes over the threshold.
 	b.do("type 95 into node-6's cpu load", 10*time.Second,

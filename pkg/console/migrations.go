@@ -1,0 +1,61 @@
+package console
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+)
+
+// MigrationView is one PodMigration (issue #28's on-demand move of a pod): its spec and progress.
+type MigrationView struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Pod       string `json:"pod"`
+	// Phase is Pending until the descheduler picks it up, then Running, Succeeded, Failed or Aborted.
+	Phase   string `json:"phase"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// SourceNode is where the pod ran; TargetNode the node asked for or predicted.
+	SourceNode  string `json:"sourceNode,omitempty"`
+	TargetNode  string `json:"targetNode,omitempty"`
+	Reservation string `json:"reservation,omitempty"`
+	// Replacement and ReplacementNode are the pod that took the migrated pod's place, and its node.
+	Replacement     string `json:"replacement,omitempty"`
+	ReplacementNode string `json:"replacementNode,omitempty"`
+	AgeSeconds      int64  `json:"ageSeconds"`
+}
+
+// migrationViews lists the PodMigrations, newest first (then by namespace/name); none when the
+// cluster does not serve the PodMigration CRD (lister nil).
+func (s *state) migrationViews(now time.Time) []MigrationView {
+	out := []MigrationView{}
+	if s.migrations == nil {
+		return out
+	}
+	ms, _ := s.migrations.List(labels.Everything())
+	slices.SortFunc(ms, func(a, b *schedv1alpha1.PodMigration) int {
+		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	for _, m := range ms {
+		phase := string(m.Status.Phase)
+		if phase == "" {
+			phase = string(schedv1alpha1.PodMigrationPending)
+		}
+		target := m.Status.TargetNode
+		if target == "" {
+			target = m.Spec.TargetNode
+		}
+		out = append(out, MigrationView{Namespace: m.Namespace, Name: m.Name, Pod: m.Spec.PodName, Phase: phase,
+			Reason: m.Status.Reason, Message: m.Status.Message, SourceNode: m.Status.SourceNode, TargetNode: target,
+			Reservation: m.Status.ReservationName, Replacement: m.Status.ReplacementPod, ReplacementNode: m.Status.ReplacementNode,
+			AgeSeconds: int64(now.Sub(m.CreationTimestamp.Time) / time.Second)})
+	}
+	return out
+}
