@@ -117,7 +117,8 @@ func (p *Plugin) Evict(ctx context.Context, pod *corev1.Pod, opts framework.Evic
 }
 
 // waitPlaced waits, at most p.timeout, until r is Available, and returns its node. It fails when r
-// is Failed, placed on the pod's own node, or not placed in time.
+// is Failed or Expired, Bound already (a sibling's replacement took it), placed on the pod's own
+// node, or not placed in time.
 func (p *Plugin) waitPlaced(ctx context.Context, pod *corev1.Pod, r *schedv1alpha1.Reservation, predicted string) (string, error) {
 	logger := klog.FromContext(ctx)
 	logger.V(2).Info("Waiting for accord-scheduler to place the reservation before evicting", "pod", klog.KObj(pod), "reservation", klog.KObj(r), "predictedNode", predicted, "timeout", p.timeout)
@@ -132,6 +133,14 @@ func (p *Plugin) waitPlaced(ctx context.Context, pod *corev1.Pod, r *schedv1alph
 					return "", fmt.Errorf("not evicting pod %s/%s: %w: reservation %s was placed on the pod's own node %s", pod.Namespace, pod.Name, ErrNotPlaced, r.Name, cur.Status.NodeName)
 				}
 				return cur.Status.NodeName, nil
+			case schedv1alpha1.ReservationBound:
+				// A sibling's replacement (same owner) took the room before this pod was evicted: the
+				// room is gone, so this pod stays; a later cycle reserves again.
+				bound := ""
+				if cur.Status.BoundPod != nil {
+					bound = cur.Status.BoundPod.Name
+				}
+				return "", fmt.Errorf("not evicting pod %s/%s: %w: reservation %s was consumed by pod %q of the same owner before the eviction", pod.Namespace, pod.Name, ErrNotPlaced, r.Name, bound)
 			case schedv1alpha1.ReservationFailed, schedv1alpha1.ReservationExpired:
 				return "", fmt.Errorf("not evicting pod %s/%s: %w: reservation %s is %s (%s: %s)", pod.Namespace, pod.Name, ErrNotPlaced, r.Name, cur.Status.Phase, cur.Status.Reason, cur.Status.Message)
 			}

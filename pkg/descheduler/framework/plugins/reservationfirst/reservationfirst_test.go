@@ -85,6 +85,7 @@ func TestEvict(t *testing.T) {
 		{"cannot be placed", schedv1alpha1.ReservationFailed, "", false},
 		{"placed on the pod's own node", schedv1alpha1.ReservationAvailable, "src", false},
 		{"not placed in time", schedv1alpha1.ReservationPending, "", false},
+		{"consumed by a sibling's replacement first", schedv1alpha1.ReservationBound, "dst", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, kube, accord := setup(t, tc.phase, tc.node)
