@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,16 +54,22 @@ type Plugin struct {
 	clock      clock.PassiveClock
 	// est estimates the usage of the pods a node's NodeMetric does not include yet (nil: off).
 	est *constraints.UsageEstimator
-	// adjustments keeps, per node name, the last *adjustment computed, reused while the NodeInfo's
-	// generation (its pods), the node's compiled metric and the estimate's period are unchanged.
-	adjustments sync.Map
 }
 
-// adjustment is the estimate's change to one node's reported usage, for one NodeInfo generation
-// and one compiled NodeMetric.
+// nodeEntry is what the plugin derives in the NodeIndex from a node's NodeMetric and Node
+// (compiled): the metric compiled with the plugin's thresholds and weights, and the last
+// adjustment the estimate computed for it, reused while the NodeInfo's generation (its pods) and
+// the estimate's period are unchanged. A new NodeMetric or Node makes a new entry, so an
+// adjustment never outlives the report it was computed for. Keeping both here makes Filter and
+// Score one index lookup per node.
+type nodeEntry struct {
+	load constraints.NodeLoad
+	adj  atomic.Pointer[adjustment]
+}
+
+// adjustment is the estimate's change to one node's reported usage, for one NodeInfo generation.
 type adjustment struct {
 	generation int64
-	load       *constraints.Load
 	adj        constraints.Adjustment
 }
 
@@ -123,7 +129,9 @@ func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelister
 		if d.Load == nil || d.Node == nil {
 			return nil
 		}
-		return constraints.NewNodeLoad(d.Load, d.Node.Status.Allocatable, p.thresholds, p.weights)
+		e := &nodeEntry{}
+		e.load.Compile(d.Load, d.Node.Status.Allocatable, p.thresholds, p.weights)
+		return e
 	})
 	return p
 }
@@ -136,10 +144,9 @@ func (p *Plugin) metric(name string) *slov1alpha1.NodeMetric {
 	return nil
 }
 
-// compiledFor returns the node's data and, when it was compiled for this very Node object, its
-// NodeLoad. The scheduler's snapshot shares Node objects with the informer; when the two are a
-// moment apart (a Node update on its way), the caller compiles for the Node it was given.
-func (p *Plugin) compiledFor(node *corev1.Node) (*crcache.NodeData, *constraints.NodeLoad) {
+// entryFor returns the node's data when it has a NodeMetric (nil: none) and, when the index
+// compiled it for this very Node object, the plugin's entry.
+func (p *Plugin) entryFor(node *corev1.Node) (*crcache.NodeData, *nodeEntry) {
 	d := p.nodes.Lookup(node)
 	if d == nil || d.Metric == nil {
 		return nil, nil
@@ -147,36 +154,43 @@ func (p *Plugin) compiledFor(node *corev1.Node) (*crcache.NodeData, *constraints
 	if d.Node != node {
 		return d, nil
 	}
-	nl, _ := d.Derived(p.compiled).(*constraints.NodeLoad)
-	return d, nl
+	e, _ := d.Derived(p.compiled).(*nodeEntry)
+	return d, e
 }
 
 // nodeLoad returns the node's current NodeMetric compiled with this plugin's thresholds and
-// weights: the one the index keeps for this very Node object, or, when the index holds another (a
-// Node update on its way), one compiled now for the Node given; and the estimate's adjustment of
-// its usage for the pods of nodeInfo at now (nil when the estimate is off). The NodeLoad is nil
-// without a NodeMetric, which NodeLoad's Check and Score treat as a missing metric.
+// weights, and the estimate's adjustment of its usage for the pods of nodeInfo at now (nil when the
+// estimate is off or the metric is not fresh). The NodeLoad is nil without a NodeMetric, which
+// NodeLoad's Check and Score treat as a missing metric. The entry the index keeps answers only for
+// this very Node object: the scheduler's snapshot shares Node objects with the informer, and when
+// the two are a moment apart (a Node update on its way) the metric is compiled now for the Node
+// given, and its adjustment computed without being kept.
 func (p *Plugin) nodeLoad(nodeInfo fwk.NodeInfo, node *corev1.Node, now time.Time) (*constraints.NodeLoad, *constraints.Adjustment) {
-	d, nl := p.compiledFor(node)
+	d, e := p.entryFor(node)
 	if d == nil {
 		return nil, nil
 	}
-	if nl == nil {
+	var nl *constraints.NodeLoad
+	if e != nil {
+		nl = &e.load
+	} else {
 		nl = constraints.NewNodeLoad(d.Load, node.Status.Allocatable, p.thresholds, p.weights)
 	}
 	if p.est == nil || !nl.Fresh(now, p.maxAge) {
 		return nl, nil
 	}
 	gen := nodeInfo.GetGeneration()
-	if v, ok := p.adjustments.Load(node.Name); ok {
-		if a := v.(*adjustment); a.generation == gen && a.load == d.Load && a.adj.ValidAt(now) {
+	if e != nil {
+		if a := e.adj.Load(); a != nil && a.generation == gen && a.adj.ValidAt(now) {
 			return nl, &a.adj
 		}
 	}
 	pods := nodeInfo.GetPods()
-	a := &adjustment{generation: gen, load: d.Load,
+	a := &adjustment{generation: gen,
 		adj: p.est.Adjust(d.Load, len(pods), func(i int) *corev1.Pod { return pods[i].GetPod() }, now)}
-	p.adjustments.Store(node.Name, a)
+	if e != nil {
+		e.adj.Store(a)
+	}
 	return nl, &a.adj
 }
 

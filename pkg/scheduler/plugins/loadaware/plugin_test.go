@@ -259,7 +259,7 @@ func TestViewsAgreeWithConstraints(t *testing.T) {
 	big := st.MakeNode().Name("n1").Capacity(map[corev1.ResourceName]string{"cpu": "8", "memory": "32Gi"}).Obj()
 	expect := func(step string, n *corev1.Node, compiled bool) {
 		t.Helper()
-		if _, nl := p.compiledFor(n); (nl != nil) != compiled {
+		if _, e := p.entryFor(n); (e != nil) != compiled {
 			t.Errorf("%s: compiled view used = %v, want %v", step, !compiled, compiled)
 		}
 		state := framework.NewCycleState()
