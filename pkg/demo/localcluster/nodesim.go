@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/accord-sched/accord/pkg/constraints"
+	"github.com/accord-sched/accord/pkg/internal/workqueueutil"
 )
 
 // SimulatedNodeLabel marks the nodes the NodeSimulator plays the kubelet for.
@@ -143,30 +144,18 @@ func (s *NodeSimulator) stop() {
 }
 
 func (s *NodeSimulator) processNext(ctx context.Context) bool {
-	key, quit := s.queue.Get()
-	if quit {
-		return false
-	}
-	defer s.queue.Done(key)
-	var err error
-	var after time.Duration
-	if key.kind == "node" {
-		err = s.syncNode(ctx, key.name)
-	} else {
-		after, err = s.syncPod(ctx, key.namespace, key.name)
-	}
-	switch {
-	case err == nil:
-		s.queue.Forget(key)
-		if after > 0 {
-			s.queue.AddAfter(key, after)
-		}
-	case ctx.Err() != nil:
-	default:
+	return workqueueutil.ProcessNext(ctx, s.queue, s.sync, func(key simKey, err error) {
 		klog.FromContext(ctx).V(2).Info("Node simulator retrying", "kind", key.kind, "namespace", key.namespace, "name", key.name, "err", err)
-		s.queue.AddRateLimited(key)
+	})
+}
+
+// sync brings the simulated node or pod of key in step; a positive delay asks for another pass
+// after it.
+func (s *NodeSimulator) sync(ctx context.Context, key simKey) (time.Duration, error) {
+	if key.kind == "node" {
+		return 0, s.syncNode(ctx, key.name)
 	}
-	return true
+	return s.syncPod(ctx, key.namespace, key.name)
 }
 
 func (s *NodeSimulator) syncNode(ctx context.Context, name string) error {

@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/pkg/internal/workqueueutil"
 )
 
 // ReconcileFunc handles one key; an error puts the key back with a rate-limited delay.
@@ -87,16 +89,9 @@ func (q *Queue) Run(ctx context.Context, workers int) {
 }
 
 func (q *Queue) processNext(ctx context.Context) bool {
-	key, shutdown := q.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer q.queue.Done(key)
-	if err := q.reconcile(ctx, key); err != nil {
+	return workqueueutil.ProcessNext(ctx, q.queue, func(ctx context.Context, key string) (time.Duration, error) {
+		return 0, q.reconcile(ctx, key)
+	}, func(key string, err error) {
 		klog.FromContext(ctx).V(2).Info("Retrying", "key", key, "err", err, "requeues", q.queue.NumRequeues(key))
-		q.queue.AddRateLimited(key)
-		return true
-	}
-	q.queue.Forget(key)
-	return true
+	})
 }

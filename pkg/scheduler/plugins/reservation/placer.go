@@ -29,6 +29,7 @@ import (
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	schedinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions/scheduling/v1alpha1"
 	schedlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/internal/workqueueutil"
 	"github.com/accord-sched/accord/pkg/scheduler/frameworks"
 )
 
@@ -253,24 +254,9 @@ func (p *Placer) waitLeader(ctx context.Context) bool {
 }
 
 func (p *Placer) processNext(ctx context.Context) bool {
-	key, quit := p.queue.Get()
-	if quit {
-		return false
-	}
-	defer p.queue.Done(key)
-	after, err := p.sync(ctx, key)
-	switch {
-	case err == nil:
-		p.queue.Forget(key)
-		if after > 0 {
-			p.queue.AddAfter(key, after)
-		}
-	case ctx.Err() != nil:
-	default:
+	return workqueueutil.ProcessNext(ctx, p.queue, p.sync, func(key cache.ObjectName, err error) {
 		klog.FromContext(ctx).Info("Retrying reservation", "reservation", key, "err", err)
-		p.queue.AddRateLimited(key)
-	}
-	return true
+	})
 }
 
 // sync moves one reservation on, and returns when to look at it again (its expiry).
