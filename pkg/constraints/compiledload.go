@@ -199,13 +199,43 @@ func (n *NodeLoad) Check(now time.Time, maxAge time.Duration) LoadCheck {
 
 // CheckEstimated is Check on the reported usage changed by adj (nil: unchanged), never below zero.
 func (n *NodeLoad) CheckEstimated(adj *Adjustment, now time.Time, maxAge time.Duration) LoadCheck {
+	var buf [inlineDeltas]float64
+	return n.CheckDeltas(n.Deltas(adj, buf[:0]), now, maxAge)
+}
+
+// inlineDeltas is how many deltas CheckEstimated and ScoreEstimated keep on the stack: a NodeLoad
+// with two thresholds and two weights, as LoadAware's defaults, has four.
+const inlineDeltas = 4
+
+// Deltas returns what adj changes in each usage n reads, aligned with n (its thresholds, then its
+// weighted resources), appended to out[:0]; nil for a nil adj or a nil n. CheckDeltas and
+// ScoreDeltas given them answer what CheckEstimated and ScoreEstimated answer given adj: a caller
+// that checks one adjustment many times can keep these numbers instead of the Adjustment (a
+// scheduler keeps them inline, next to its NodeLoad).
+func (n *NodeLoad) Deltas(adj *Adjustment, out []float64) []float64 {
+	if n == nil || adj == nil {
+		return nil
+	}
+	out = out[:0]
+	for _, t := range n.limits {
+		out = append(out, adj.Delta(t.name))
+	}
+	for _, s := range n.shares {
+		out = append(out, adj.Delta(s.name))
+	}
+	return out
+}
+
+// CheckDeltas is Check on the reported usage changed by deltas (Deltas; nil: unchanged), never
+// below zero.
+func (n *NodeLoad) CheckDeltas(deltas []float64, now time.Time, maxAge time.Duration) LoadCheck {
 	if !n.Fresh(now, maxAge) {
 		return LoadCheck{Stale: true}
 	}
-	for _, t := range n.limits {
+	for i, t := range n.limits {
 		used := t.used
-		if adj != nil {
-			used = max(used+adj.Delta(t.name), 0)
+		if deltas != nil {
+			used = max(used+deltas[i], 0)
 		}
 		if pct := used * 100 / t.alloc; pct > float64(t.percent) {
 			return LoadCheck{Overloaded: true, Resource: t.name, UsagePercent: int64(pct), ThresholdPercent: t.percent}
@@ -222,18 +252,25 @@ func (n *NodeLoad) Score(podRequests []float64, now time.Time, maxAge time.Durat
 
 // ScoreEstimated is Score on the reported usage changed by adj (nil: unchanged), never below zero.
 func (n *NodeLoad) ScoreEstimated(adj *Adjustment, podRequests []float64, now time.Time, maxAge time.Duration) int64 {
+	var buf [inlineDeltas]float64
+	return n.ScoreDeltas(n.Deltas(adj, buf[:0]), podRequests, now, maxAge)
+}
+
+// ScoreDeltas is Score on the reported usage changed by deltas (Deltas; nil: unchanged), never
+// below zero.
+func (n *NodeLoad) ScoreDeltas(deltas []float64, podRequests []float64, now time.Time, maxAge time.Duration) int64 {
 	if !n.Fresh(now, maxAge) || n.total == 0 {
 		return NeutralLoadScore
 	}
 	var sum int64
-	for _, s := range n.shares {
+	for i, s := range n.shares {
 		var req float64
 		if s.index < len(podRequests) {
 			req = podRequests[s.index]
 		}
 		used := s.used
-		if adj != nil {
-			used = max(used+adj.Delta(s.name), 0)
+		if deltas != nil {
+			used = max(used+deltas[len(n.limits)+i], 0)
 		}
 		sum += s.weight * freeShare(s.alloc, used, req)
 	}

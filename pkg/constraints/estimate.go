@@ -111,6 +111,9 @@ func (a *Adjustment) ValidAt(now time.Time) bool {
 	return a.until == 0 || now.UnixNano() < a.until
 }
 
+// Until returns when, in Unix nanoseconds, the adjustment stops holding at ValidAt (0: never).
+func (a *Adjustment) Until() int64 { return a.until }
+
 // Move adds (sign +1) or takes away (sign -1) a pod's usage, as when a planned eviction moves the
 // pod off the node or onto it. Resources the adjustment does not estimate are added too.
 func (a *Adjustment) Move(usage corev1.ResourceList, sign float64) {

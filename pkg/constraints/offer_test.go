@@ -147,3 +147,27 @@ func BenchmarkOfferNodes(b *testing.B) {
 		})
 	}
 }
+
+// TestOfferKeepsShortListsInline: an Offer of up to four names reads its own memory only, and one
+// of more keeps them all.
+func TestOfferKeepsShortListsInline(t *testing.T) {
+	names := []corev1.ResourceName{"cpu", "memory", exMem, exSSD, "example.com/gpu"}
+	for _, n := range []int{2, 4, 5} {
+		filter := map[corev1.ResourceName]bool{}
+		score := map[corev1.ResourceName]schedv1alpha1.ResourceScore{}
+		for _, name := range names[:n] {
+			filter[name], score[name] = true, 50
+		}
+		o := NewOffer(csr(filter, score))
+		if len(o.enabled) != n || len(o.scores) != n {
+			t.Fatalf("%d names: the Offer enables %d and scores %d", n, len(o.enabled), len(o.scores))
+		}
+		inline := &o.enabled[0] == &o.enabledInline[0] && &o.scores[0] == &o.scoresInline[0]
+		if inline != (n <= inlineNames) {
+			t.Errorf("%d names: inline = %v, want %v", n, inline, n <= inlineNames)
+		}
+		if got := o.NodeScore(names[:n]); got != 50 {
+			t.Errorf("%d names: NodeScore = %d, want 50", n, got)
+		}
+	}
+}

@@ -7,6 +7,7 @@ package loadaware
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -57,20 +58,75 @@ type Plugin struct {
 }
 
 // nodeEntry is what the plugin derives in the NodeIndex from a node's NodeMetric and Node
-// (compiled): the metric compiled with the plugin's thresholds and weights, and the last
-// adjustment the estimate computed for it, reused while the NodeInfo's generation (its pods) and
-// the estimate's period are unchanged. A new NodeMetric or Node makes a new entry, so an
-// adjustment never outlives the report it was computed for. Keeping both here makes Filter and
-// Score one index lookup per node.
+// (compiled): the metric compiled with the plugin's thresholds and weights, and the last estimate of
+// the usage the metric does not include yet, reused while the NodeInfo's generation (its pods) is
+// unchanged and the estimate still holds. A new NodeMetric or Node makes a new entry, so an estimate
+// never outlives the report it was computed for. Filter and Score read a node's entry at every node
+// they visit, where it is seldom in the CPU's cache: the estimate is kept inline, before the
+// NodeLoad, so that a visit reads the entry's own memory and nothing further.
 type nodeEntry struct {
+	est  estimate
 	load constraints.NodeLoad
-	adj  atomic.Pointer[adjustment]
 }
 
-// adjustment is the estimate's change to one node's reported usage, for one NodeInfo generation.
-type adjustment struct {
-	generation int64
-	adj        constraints.Adjustment
+// estimate is the estimate's change to one node's reported usage for one NodeInfo generation, as
+// the NodeLoad's deltas (constraints.NodeLoad.Deltas). Filter and Score run on many goroutines, so
+// it is a sequence lock: seq is odd while a writer fills the fields, a reader that sees seq change
+// computes the estimate itself, and a writer that finds seq odd leaves the fields to the other one.
+// Every field is atomic, so that readers never race with the writer.
+type estimate struct {
+	seq        atomic.Uint64
+	generation atomic.Int64
+	// until is when the estimate stops holding (constraints.Adjustment.Until; 0: never).
+	until  atomic.Int64
+	deltas []atomic.Uint64 // math.Float64bits; points into inline when that holds them all
+	inline [4]atomic.Uint64
+}
+
+// newEntry compiles a node's metric and sizes its estimate's deltas.
+func newEntry(l *constraints.Load, allocatable corev1.ResourceList, thresholds []constraints.ResourceThreshold, weights []constraints.ResourceWeight) *nodeEntry {
+	e := &nodeEntry{}
+	e.load.Compile(l, allocatable, thresholds, weights)
+	if n := len(e.load.Deltas(&constraints.Adjustment{}, nil)); n <= len(e.est.inline) {
+		e.est.deltas = e.est.inline[:n]
+	} else {
+		e.est.deltas = make([]atomic.Uint64, n)
+	}
+	e.est.generation.Store(-1) // no estimate yet
+	return e
+}
+
+// load appends the kept deltas to out when they are those of generation at now.
+func (est *estimate) load(generation int64, now time.Time, out []float64) ([]float64, bool) {
+	seq := est.seq.Load()
+	if seq&1 != 0 || est.generation.Load() != generation {
+		return nil, false
+	}
+	if until := est.until.Load(); until != 0 && now.UnixNano() >= until {
+		return nil, false
+	}
+	out = out[:0]
+	for i := range est.deltas {
+		out = append(out, math.Float64frombits(est.deltas[i].Load()))
+	}
+	if est.seq.Load() != seq {
+		return nil, false
+	}
+	return out, true
+}
+
+// store keeps deltas as the estimate of generation, unless another goroutine is storing one.
+func (est *estimate) store(generation, until int64, deltas []float64) {
+	seq := est.seq.Load()
+	if seq&1 != 0 || len(deltas) != len(est.deltas) || !est.seq.CompareAndSwap(seq, seq+1) {
+		return
+	}
+	est.generation.Store(generation)
+	est.until.Store(until)
+	for i, d := range deltas {
+		est.deltas[i].Store(math.Float64bits(d))
+	}
+	est.seq.Store(seq + 2)
 }
 
 var (
@@ -129,9 +185,7 @@ func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelister
 		if d.Load == nil || d.Node == nil {
 			return nil
 		}
-		e := &nodeEntry{}
-		e.load.Compile(d.Load, d.Node.Status.Allocatable, p.thresholds, p.weights)
-		return e
+		return newEntry(d.Load, d.Node.Status.Allocatable, p.thresholds, p.weights)
 	})
 	return p
 }
@@ -159,13 +213,14 @@ func (p *Plugin) entryFor(node *corev1.Node) (*crcache.NodeData, *nodeEntry) {
 }
 
 // nodeLoad returns the node's current NodeMetric compiled with this plugin's thresholds and
-// weights, and the estimate's adjustment of its usage for the pods of nodeInfo at now (nil when the
-// estimate is off or the metric is not fresh). The NodeLoad is nil without a NodeMetric, which
-// NodeLoad's Check and Score treat as a missing metric. The entry the index keeps answers only for
-// this very Node object: the scheduler's snapshot shares Node objects with the informer, and when
-// the two are a moment apart (a Node update on its way) the metric is compiled now for the Node
-// given, and its adjustment computed without being kept.
-func (p *Plugin) nodeLoad(nodeInfo fwk.NodeInfo, node *corev1.Node, now time.Time) (*constraints.NodeLoad, *constraints.Adjustment) {
+// weights, and the estimate's change to each usage it reads for the pods of nodeInfo at now
+// (constraints.NodeLoad.Deltas, appended to buf; nil when the estimate is off or the metric is not
+// fresh). The NodeLoad is nil without a NodeMetric, which NodeLoad's checks treat as a missing
+// metric. The entry the index keeps answers only for this very Node object: the scheduler's
+// snapshot shares Node objects with the informer, and when the two are a moment apart (a Node
+// update on its way) the metric is compiled now for the Node given, and its estimate computed
+// without being kept.
+func (p *Plugin) nodeLoad(nodeInfo fwk.NodeInfo, node *corev1.Node, now time.Time, buf []float64) (*constraints.NodeLoad, []float64) {
 	d, e := p.entryFor(node)
 	if d == nil {
 		return nil, nil
@@ -181,17 +236,17 @@ func (p *Plugin) nodeLoad(nodeInfo fwk.NodeInfo, node *corev1.Node, now time.Tim
 	}
 	gen := nodeInfo.GetGeneration()
 	if e != nil {
-		if a := e.adj.Load(); a != nil && a.generation == gen && a.adj.ValidAt(now) {
-			return nl, &a.adj
+		if deltas, ok := e.est.load(gen, now, buf); ok {
+			return nl, deltas
 		}
 	}
 	pods := nodeInfo.GetPods()
-	a := &adjustment{generation: gen,
-		adj: p.est.Adjust(d.Load, len(pods), func(i int) *corev1.Pod { return pods[i].GetPod() }, now)}
+	adj := p.est.Adjust(d.Load, len(pods), func(i int) *corev1.Pod { return pods[i].GetPod() }, now)
+	deltas := nl.Deltas(&adj, buf)
 	if e != nil {
-		e.adj.Store(a)
+		e.est.store(gen, adj.Until(), deltas)
 	}
-	return nl, &a.adj
+	return nl, deltas
 }
 
 func argsFrom(obj runtime.Object) (*config.LoadAwareArgs, error) {
@@ -263,8 +318,9 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 	if node == nil {
 		return fwk.NewStatus(fwk.Error, "node not found")
 	}
-	nl, adj := p.nodeLoad(nodeInfo, node, s.now)
-	if c := nl.CheckEstimated(adj, s.now, p.maxAge); c.Overloaded {
+	var buf [4]float64
+	nl, deltas := p.nodeLoad(nodeInfo, node, s.now, buf[:0])
+	if c := nl.CheckDeltas(deltas, s.now, p.maxAge); c.Overloaded {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, OverThresholdReason(c.Resource))
 	}
 	return nil
@@ -286,8 +342,9 @@ func (p *Plugin) Score(_ context.Context, state fwk.CycleState, pod *corev1.Pod,
 	if node == nil {
 		return 0, fwk.NewStatus(fwk.Error, "node not found")
 	}
-	nl, adj := p.nodeLoad(nodeInfo, node, s.now)
-	return nl.ScoreEstimated(adj, s.requests, s.now, p.maxAge), nil
+	var buf [4]float64
+	nl, deltas := p.nodeLoad(nodeInfo, node, s.now, buf[:0])
+	return nl.ScoreDeltas(deltas, s.requests, s.now, p.maxAge), nil
 }
 
 // ScoreExtensions returns nil: scores are already on the framework's 0-100 scale.
