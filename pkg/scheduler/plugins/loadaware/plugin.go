@@ -50,9 +50,12 @@ type Plugin struct {
 	compiled   crcache.DerivedKey
 	lister     corelisters.NodeLister
 	thresholds []constraints.ResourceThreshold
-	weights    []constraints.ResourceWeight
-	maxAge     time.Duration
-	clock      clock.PassiveClock
+	// reasons are the Filter reasons for the thresholds, aligned with them: written once rather
+	// than at each node rejected.
+	reasons []string
+	weights []constraints.ResourceWeight
+	maxAge  time.Duration
+	clock   clock.PassiveClock
 	// est estimates the usage of the pods a node's NodeMetric does not include yet (nil: off).
 	est *constraints.UsageEstimator
 }
@@ -179,6 +182,9 @@ func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelister
 	// Sorted, so the resource a rejection names does not depend on map order.
 	slices.SortFunc(p.thresholds, func(a, b constraints.ResourceThreshold) int { return strings.Compare(string(a.Name), string(b.Name)) })
 	slices.SortFunc(p.weights, func(a, b constraints.ResourceWeight) int { return strings.Compare(string(a.Name), string(b.Name)) })
+	for _, t := range p.thresholds {
+		p.reasons = append(p.reasons, OverThresholdReason(t.Name))
+	}
 	// Compiled once per change of a node's NodeMetric or Node, with this plugin's thresholds and
 	// weights, rather than once per pod. It answers only for that very Node object (see nodeLoad).
 	p.compiled = nodes.Derive(func(d *crcache.NodeData) any {
@@ -321,9 +327,19 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 	var buf [4]float64
 	nl, deltas := p.nodeLoad(nodeInfo, node, s.now, buf[:0])
 	if c := nl.CheckDeltas(deltas, s.now, p.maxAge); c.Overloaded {
-		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, OverThresholdReason(c.Resource))
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, p.reason(c.Resource))
 	}
 	return nil
+}
+
+// reason is Filter's reason for a node over its threshold for the resource.
+func (p *Plugin) reason(name corev1.ResourceName) string {
+	for i, t := range p.thresholds {
+		if t.Name == name {
+			return p.reasons[i]
+		}
+	}
+	return OverThresholdReason(name)
 }
 
 // OverThresholdReason is the Filter reason for a node over its threshold for the resource.
