@@ -3,6 +3,7 @@ package crcache
 import (
 	"hash/maphash"
 	"maps"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -26,10 +27,10 @@ import (
 // Filter and Score run once per (pod, node); at thousands of nodes, finding a node's data by its
 // name (hashing and comparing names in a map far larger than the CPU's cache) cost more than the
 // plugins' checks. The scheduler's snapshot shares Node objects with its informer, so Lookup finds
-// a node by its Node object: a pointer-keyed map whose values are the node's data itself, copied and
-// republished, one shard at a time, by the informers' event handlers when a node's Node, CR or
-// NodeMetric changes (never on the scheduling path). A read takes no lock: an atomic load and a map
-// lookup, and then each memory access a plugin makes costs (at 5000 nodes, each one is likely a
+// a node by its Node object: a table keyed by the pointer (nodeTable) whose values are the node's data
+// itself, copied and republished, one shard at a time, by the informers' event handlers when a
+// node's Node, CR or NodeMetric changes (never on the scheduling path). A read takes no lock: an
+// atomic load and a slot or two of the table, and then each memory access a plugin makes costs (at 5000 nodes, each one is likely a
 // cache miss, which is most of what Score costs): the data, and what it holds inline.
 type NodeIndex struct {
 	// mu serialises writers; readers never take it. The maps' byName holds every node the index
@@ -45,7 +46,7 @@ type NodeIndex struct {
 // maps of every node: the informers' first lists, one add per node and kind, then cost
 // O(nodes²/shards) instead of O(nodes²).
 type nodeMaps struct {
-	byNode [shards]map[*corev1.Node]*NodeData
+	byNode [shards]nodeTable
 	byName [shards]map[string]*NodeData
 }
 
@@ -53,10 +54,86 @@ const shardBits = 6
 
 const shards = 1 << shardBits
 
-// nodeShard spreads Node objects over the shards by address (Go's heap objects do not move; the
-// address is only hashed, never turned back into a pointer).
-func nodeShard(n *corev1.Node) int {
-	return int((uint64(uintptr(unsafe.Pointer(n))) * 0x9E3779B97F4A7C15) >> (64 - shardBits))
+// nodeHash spreads Node objects by address (Go's heap objects do not move; the address is only
+// hashed, never turned back into a pointer): its top bits choose the shard (nodeShard), the bits
+// below them the slot (nodeTable).
+func nodeHash(n *corev1.Node) uint64 {
+	return uint64(uintptr(unsafe.Pointer(n))) * 0x9E3779B97F4A7C15
+}
+
+func nodeShard(n *corev1.Node) int { return int(nodeHash(n) >> (64 - shardBits)) }
+
+// nodeTable is one shard of the index by Node object: open addressing over a power-of-two number of
+// slots, at most half of them used, so that a lookup reads one 16-byte slot and seldom the next. (A
+// Go map reads a group's control word and then its slot, often two cache lines, and at 5000 nodes
+// each one is likely a cache miss.) A table is never modified once published: with copies it.
+type nodeTable []nodeSlot
+
+type nodeSlot struct {
+	node *corev1.Node
+	data *NodeData
+}
+
+// start is where n's probe begins.
+func (t nodeTable) start(n *corev1.Node) uint64 {
+	return (nodeHash(n) << shardBits) >> (64 - bits.Len64(uint64(len(t)-1)))
+}
+
+// find returns n's data (nil: none).
+func (t nodeTable) find(n *corev1.Node) *NodeData {
+	if len(t) == 0 {
+		return nil
+	}
+	mask := uint64(len(t) - 1)
+	for i := t.start(n); ; i = (i + 1) & mask {
+		switch s := &t[i]; s.node {
+		case n:
+			return s.data
+		case nil:
+			return nil
+		}
+	}
+}
+
+// with returns a new table of t's entries with n mapped to d (a nil d: n removed).
+func (t nodeTable) with(n *corev1.Node, d *NodeData) nodeTable {
+	count := 0
+	for _, s := range t {
+		if s.node != nil && s.node != n {
+			count++
+		}
+	}
+	if d != nil {
+		count++
+	}
+	if count == 0 {
+		return nil
+	}
+	size := 8
+	for size < 2*count {
+		size *= 2
+	}
+	out := make(nodeTable, size)
+	for _, s := range t {
+		if s.node != nil && s.node != n {
+			out.put(s.node, s.data)
+		}
+	}
+	if d != nil {
+		out.put(n, d)
+	}
+	return out
+}
+
+// put sets n's slot in a table being built (n is not in it).
+func (t nodeTable) put(n *corev1.Node, d *NodeData) {
+	mask := uint64(len(t) - 1)
+	for i := t.start(n); ; i = (i + 1) & mask {
+		if t[i].node == nil {
+			t[i] = nodeSlot{node: n, data: d}
+			return
+		}
+	}
 }
 
 func (x *NodeIndex) nameShard(name string) int {
@@ -107,7 +184,6 @@ func NewNodeIndex() *NodeIndex {
 	x := &NodeIndex{seed: maphash.MakeSeed()}
 	m := &nodeMaps{}
 	for i := range shards {
-		m.byNode[i] = map[*corev1.Node]*NodeData{}
 		m.byName[i] = map[string]*NodeData{}
 	}
 	x.maps.Store(m)
@@ -119,7 +195,7 @@ func NewNodeIndex() *NodeIndex {
 // knows nothing about the node.
 func (x *NodeIndex) Lookup(node *corev1.Node) *NodeData {
 	m := x.maps.Load()
-	if d, ok := m.byNode[nodeShard(node)][node]; ok {
+	if d := m.byNode[nodeShard(node)].find(node); d != nil {
 		return d
 	}
 	return m.byName[x.nameShard(node.Name)][node.Name]
@@ -277,33 +353,29 @@ func (x *NodeIndex) republish(edit func(*mapEdit)) {
 
 // mapEdit changes a copy of the published maps, copying a shard the first time it touches it.
 type mapEdit struct {
-	x                      *NodeIndex
-	m                      *nodeMaps
-	nodeCopied, nameCopied uint64
+	x          *NodeIndex
+	m          *nodeMaps
+	nameCopied uint64
 }
 
 // setNode maps n to d (nil: removes n); a nil n is ignored.
 func (e *mapEdit) setNode(n *corev1.Node, d *NodeData) {
 	if n != nil {
-		setInShard(&e.m.byNode, &e.nodeCopied, nodeShard(n), n, d)
+		i := nodeShard(n)
+		e.m.byNode[i] = e.m.byNode[i].with(n, d)
 	}
 }
 
 // setName maps name to d (nil: removes name).
 func (e *mapEdit) setName(name string, d *NodeData) {
-	setInShard(&e.m.byName, &e.nameCopied, e.x.nameShard(name), name, d)
-}
-
-// setInShard maps k to d (nil: removes k) in shard i of m, first copying the shard unless copied
-// says it was.
-func setInShard[K comparable](m *[shards]map[K]*NodeData, copied *uint64, i int, k K, d *NodeData) {
-	if *copied&(1<<i) == 0 {
-		m[i] = maps.Clone(m[i])
-		*copied |= 1 << i
+	i := e.x.nameShard(name)
+	if e.nameCopied&(1<<i) == 0 {
+		e.m.byName[i] = maps.Clone(e.m.byName[i])
+		e.nameCopied |= 1 << i
 	}
 	if d == nil {
-		delete(m[i], k)
+		delete(e.m.byName[i], name)
 	} else {
-		m[i][k] = d
+		e.m.byName[i][name] = d
 	}
 }

@@ -24,7 +24,9 @@ func nodeObj(name string) *corev1.Node {
 }
 
 // byNode and byName read the published maps' shards.
-func (x *NodeIndex) byNode(n *corev1.Node) *NodeData { return x.maps.Load().byNode[nodeShard(n)][n] }
+func (x *NodeIndex) byNode(n *corev1.Node) *NodeData {
+	return x.maps.Load().byNode[nodeShard(n)].find(n)
+}
 func (x *NodeIndex) byName(name string) *NodeData {
 	return x.maps.Load().byName[x.nameShard(name)][name]
 }
@@ -33,7 +35,11 @@ func (x *NodeIndex) byName(name string) *NodeData {
 func (x *NodeIndex) sizes() (nodes, names int) {
 	m := x.maps.Load()
 	for i := range shards {
-		nodes += len(m.byNode[i])
+		for _, s := range m.byNode[i] {
+			if s.node != nil {
+				nodes++
+			}
+		}
 		names += len(m.byName[i])
 	}
 	return nodes, names
@@ -286,4 +292,46 @@ func BenchmarkNodeIndex(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestNodeTable: a table finds every Node object it holds and none it does not, through additions,
+// replacements and removals that collide in its slots.
+func TestNodeTable(t *testing.T) {
+	nodes := make([]*corev1.Node, 300)
+	var tab nodeTable
+	for i := range nodes {
+		nodes[i] = nodeObj(fmt.Sprintf("n%d", i))
+		tab = tab.with(nodes[i], &NodeData{Node: nodes[i]})
+	}
+	tab = tab.with(nodes[0], &NodeData{}) // replaced
+	for i := 1; i < len(nodes); i += 2 {
+		tab = tab.with(nodes[i], nil)
+	}
+	tab = tab.with(nodeObj("never"), nil)
+	used := 0
+	for _, s := range tab {
+		if s.node != nil {
+			used++
+		}
+	}
+	if used != len(nodes)/2 || len(tab) < 2*used {
+		t.Fatalf("the table holds %d of %d slots; want %d entries in at least twice as many slots", used, len(tab), len(nodes)/2)
+	}
+	for i, n := range nodes {
+		d := tab.find(n)
+		switch {
+		case i == 0 && (d == nil || d.Node != nil):
+			t.Errorf("node 0: find = %v, want the replacement", d)
+		case i%2 == 1 && d != nil:
+			t.Errorf("node %d was removed, find = %v", i, d)
+		case i > 0 && i%2 == 0 && (d == nil || d.Node != n):
+			t.Errorf("node %d: find = %v", i, d)
+		}
+	}
+	if tab.find(nodeObj("n2")) != nil {
+		t.Error("found a Node object by an equal copy of another")
+	}
+	if nodeTable(nil).with(nodes[0], nil) != nil || nodeTable(nil).find(nodes[0]) != nil {
+		t.Error("an empty table is not empty")
+	}
 }
