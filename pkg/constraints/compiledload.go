@@ -1,6 +1,7 @@
 package constraints
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -216,7 +217,7 @@ func (n *NodeLoad) Deltas(adj *Adjustment, out []float64) []float64 {
 	if n == nil || adj == nil {
 		return nil
 	}
-	out = out[:0]
+	out = slices.Grow(out[:0], n.NumDeltas())
 	for _, t := range n.limits {
 		out = append(out, adj.Delta(t.name))
 	}
@@ -224,6 +225,15 @@ func (n *NodeLoad) Deltas(adj *Adjustment, out []float64) []float64 {
 		out = append(out, adj.Delta(s.name))
 	}
 	return out
+}
+
+// NumDeltas is how many deltas Deltas returns for n: one per threshold, then one per weighted
+// resource.
+func (n *NodeLoad) NumDeltas() int {
+	if n == nil {
+		return 0
+	}
+	return len(n.limits) + len(n.shares)
 }
 
 // CheckDeltas is Check on the reported usage changed by deltas (Deltas; nil: unchanged), never

@@ -108,11 +108,16 @@ func toMilli(v float64) int64 { return int64(math.Round(v * 1000)) }
 // ValidAt reports whether the adjustment computed earlier still holds at now for the same pods and
 // report.
 func (a *Adjustment) ValidAt(now time.Time) bool {
-	return a.until == 0 || now.UnixNano() < a.until
+	return HoldsUntil(a.until, now)
 }
 
 // Until returns when, in Unix nanoseconds, the adjustment stops holding at ValidAt (0: never).
 func (a *Adjustment) Until() int64 { return a.until }
+
+// HoldsUntil is ValidAt for an adjustment whose Until is until, for a caller that keeps only that.
+func HoldsUntil(until int64, now time.Time) bool {
+	return until == 0 || now.UnixNano() < until
+}
 
 // Move adds (sign +1) or takes away (sign -1) a pod's usage, as when a planned eviction moves the
 // pod off the node or onto it. Resources the adjustment does not estimate are added too.

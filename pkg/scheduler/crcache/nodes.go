@@ -27,11 +27,12 @@ import (
 // Filter and Score run once per (pod, node); at thousands of nodes, finding a node's data by its
 // name (hashing and comparing names in a map far larger than the CPU's cache) cost more than the
 // plugins' checks. The scheduler's snapshot shares Node objects with its informer, so Lookup finds
-// a node by its Node object: a table keyed by the pointer (nodeTable) whose values are the node's data
-// itself, copied and republished, one shard at a time, by the informers' event handlers when a
+// a node by its Node object: a table keyed by the pointer (nodeTable) whose values are the node's
+// data itself, copied and republished, one shard at a time, by the informers' event handlers when a
 // node's Node, CR or NodeMetric changes (never on the scheduling path). A read takes no lock: an
-// atomic load and a slot or two of the table, and then each memory access a plugin makes costs (at 5000 nodes, each one is likely a
-// cache miss, which is most of what Score costs): the data, and what it holds inline.
+// atomic load and a slot or two of the table, and then each memory access a plugin makes costs (at
+// 5000 nodes, each one is likely a cache miss, which is most of what Score costs): the data, and
+// what it holds inline.
 type NodeIndex struct {
 	// mu serialises writers; readers never take it. The maps' byName holds every node the index
 	// knows (a Node, a CR or a NodeMetric); writers read it too.
@@ -351,7 +352,8 @@ func (x *NodeIndex) republish(edit func(*mapEdit)) {
 	x.maps.Store(&next)
 }
 
-// mapEdit changes a copy of the published maps, copying a shard the first time it touches it.
+// mapEdit changes a copy of the published maps: a by-name shard is copied the first time the edit
+// touches it, a by-node table rebuilt at each change (nodeTable.with).
 type mapEdit struct {
 	x          *NodeIndex
 	m          *nodeMaps

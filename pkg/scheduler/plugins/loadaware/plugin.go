@@ -83,14 +83,18 @@ type estimate struct {
 	// until is when the estimate stops holding (constraints.Adjustment.Until; 0: never).
 	until  atomic.Int64
 	deltas []atomic.Uint64 // math.Float64bits; points into inline when that holds them all
-	inline [4]atomic.Uint64
+	inline [inlineDeltas]atomic.Uint64
 }
+
+// inlineDeltas is how many deltas an entry keeps inline and Filter and Score keep on the stack: a
+// profile with two thresholds and two weights, as LoadAware's defaults, has four.
+const inlineDeltas = 4
 
 // newEntry compiles a node's metric and sizes its estimate's deltas.
 func newEntry(l *constraints.Load, allocatable corev1.ResourceList, thresholds []constraints.ResourceThreshold, weights []constraints.ResourceWeight) *nodeEntry {
 	e := &nodeEntry{}
 	e.load.Compile(l, allocatable, thresholds, weights)
-	if n := len(e.load.Deltas(&constraints.Adjustment{}, nil)); n <= len(e.est.inline) {
+	if n := e.load.NumDeltas(); n <= len(e.est.inline) {
 		e.est.deltas = e.est.inline[:n]
 	} else {
 		e.est.deltas = make([]atomic.Uint64, n)
@@ -105,7 +109,7 @@ func (est *estimate) load(generation int64, now time.Time, out []float64) ([]flo
 	if seq&1 != 0 || est.generation.Load() != generation {
 		return nil, false
 	}
-	if until := est.until.Load(); until != 0 && now.UnixNano() >= until {
+	if !constraints.HoldsUntil(est.until.Load(), now) {
 		return nil, false
 	}
 	out = out[:0]
@@ -324,7 +328,7 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 	if node == nil {
 		return fwk.NewStatus(fwk.Error, "node not found")
 	}
-	var buf [4]float64
+	var buf [inlineDeltas]float64
 	nl, deltas := p.nodeLoad(nodeInfo, node, s.now, buf[:0])
 	if c := nl.CheckDeltas(deltas, s.now, p.maxAge); c.Overloaded {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, p.reason(c.Resource))
@@ -358,7 +362,7 @@ func (p *Plugin) Score(_ context.Context, state fwk.CycleState, pod *corev1.Pod,
 	if node == nil {
 		return 0, fwk.NewStatus(fwk.Error, "node not found")
 	}
-	var buf [4]float64
+	var buf [inlineDeltas]float64
 	nl, deltas := p.nodeLoad(nodeInfo, node, s.now, buf[:0])
 	return nl.ScoreDeltas(deltas, s.requests, s.now, p.maxAge), nil
 }
