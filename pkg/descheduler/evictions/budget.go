@@ -72,7 +72,9 @@ type budgetEviction struct {
 
 // Budget enforces the per-workload budgets across profiles, cycles and the event-triggered
 // controllers: an eviction counts against its workload from Reserve until the pod is gone and a pod
-// of the workload created since is Ready (or the workload has as many Ready pods as replicas).
+// of the workload created since is Ready (or the workload has as many Ready pods as replicas), or,
+// for an eviction in progress (soft, in background), until its annotation is removed while the pod
+// stays (InProgress tells releasePod).
 // Dry-run reservations count until the next Reset only. Safe for concurrent use.
 type Budget struct {
 	cfg BudgetConfig
@@ -175,6 +177,32 @@ func (b *Budget) Release(s BudgetSlot) {
 	}
 	if len(b.evicted[s.workload]) == 0 {
 		delete(b.evicted, s.workload)
+	}
+}
+
+// releasePod forgets the evictions of a pod that stays: its eviction in progress (soft, in
+// background) ended without the pod going (the annotation was removed), so it no longer migrates.
+// Without this the slot would be held for as long as the pod exists, as prune keeps the evictions
+// of pods still there.
+func (b *Budget) releasePod(uid types.UID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for w, list := range b.evicted {
+		kept := list[:0]
+		for _, e := range list {
+			if e.pod != uid {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == len(list) {
+			continue
+		}
+		klog.V(3).InfoS("Eviction in progress ended with the pod still there; its workload budget slot is released", "podUID", uid, "workload", w)
+		if len(kept) == 0 {
+			delete(b.evicted, w)
+		} else {
+			b.evicted[w] = kept
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package evictions
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -8,8 +9,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 )
@@ -167,5 +170,71 @@ func TestBudgetDryRun(t *testing.T) {
 	b.Reset()
 	if err := b.Check(src.pods[2]); err != nil {
 		t.Fatalf("dry-run reservations outlived the cycle: %v", err)
+	}
+}
+
+// TestSoftEvictionReleasesBudgetWhenCleared: a 4-replica Deployment (maxMigratingPerWorkload 2 by
+// default) whose pods are soft-evicted, then no longer nominated (annotations removed while the pods
+// still run), then nominated again: the budget lets them go again. A soft eviction's slot belongs to
+// the annotation; it is not kept by the pod that stays.
+func TestSoftEvictionReleasesBudgetWhenCleared(t *testing.T) {
+	ctx := context.Background()
+	created := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	now := created.Add(time.Hour)
+	clock := func() time.Time { return now }
+	src := &fakeWorkloads{w: Workload{UID: "d", Kind: "Deployment", Namespace: "ns", Name: "d", Replicas: 4}}
+	for i := range 4 {
+		p := budgetPod(i, true, created)
+		p.Spec.NodeName = "n1"
+		src.pods = append(src.pods, p)
+	}
+	objs := make([]runtime.Object, 0, len(src.pods))
+	for _, p := range src.pods {
+		objs = append(objs, p)
+	}
+	client := fake.NewClientset(objs...)
+	tracker := NewInProgress(false, clock)
+	lim := NewLimiter(Limits{})
+	lim.SetBudget(NewBudget(BudgetConfig{}, src, clock))
+	lim.SetInProgress(tracker)
+	soft := &Soft{Profile: "p", Client: client, Now: clock}
+	e := &ProfileEvictor{Profile: "p", EvictPlugin: &countingEvict{}, Limiter: lim, Soft: soft}
+	// sync shows the informer's view of the pods to the tracker and the workload source.
+	sync := func() {
+		for i, old := range src.pods {
+			cur, err := client.CoreV1().Pods("ns").Get(ctx, old.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tracker.observe(old, cur)
+			src.pods[i] = cur
+		}
+	}
+	for round := range 3 {
+		// The node violates: the first two pods are soft-evicted, the budget holds the others.
+		soft.BeginCycle()
+		for i := range 2 {
+			if err := e.Evict(ctx, src.pods[i], framework.EvictOptions{PluginName: "Pl"}); err != nil {
+				t.Fatalf("round %d: soft eviction of pod %d: %v", round, i, err)
+			}
+		}
+		if err := e.Evict(ctx, src.pods[2], framework.EvictOptions{PluginName: "Pl"}); !framework.IsWorkloadBudget(err) {
+			t.Fatalf("round %d: third pod of 4: %v, want the workload budget", round, err)
+		}
+		soft.EndCycle(ctx, src.pods, true, nil)
+		sync()
+		lim.Reset()
+		// The node fits: a complete cycle nominates none; the annotations go.
+		now = now.Add(time.Minute)
+		soft.BeginCycle()
+		if cleared := soft.EndCycle(ctx, src.pods, true, nil); len(cleared) != 2 {
+			t.Fatalf("round %d: cleared %d annotations, want 2", round, len(cleared))
+		}
+		sync()
+		lim.Reset()
+		if got := lim.Budget().Migrating("d"); got != 0 {
+			t.Fatalf("round %d: %d evictions still count against the workload after their annotations were removed, want 0", round, got)
+		}
+		now = now.Add(time.Minute)
 	}
 }

@@ -55,6 +55,10 @@ type InProgress struct {
 	background bool
 	now        func() time.Time
 
+	// ended, when set, is told (outside the lock) of each pod whose eviction ended while the pod
+	// stays (its annotation removed): the Budget releases the pod's slot (Limiter.SetBudget sets it).
+	ended func(types.UID)
+
 	mu      sync.Mutex
 	pods    map[types.UID]inProgressEntry
 	perNode map[string]int
@@ -128,14 +132,14 @@ func (t *InProgress) observe(old, p *corev1.Pod) {
 		return
 	}
 	if old != nil && hasAnnotation(old, SoftEvictionAnnotation) {
-		t.forget(p.UID, InProgressSoft, "soft-eviction annotation removed", p)
+		t.end(p, InProgressSoft, "soft-eviction annotation removed")
 		return
 	}
 	if !t.background {
 		return
 	}
 	if !hasAnnotation(p, RequestEvictOnlyAnnotation) {
-		t.forget(p.UID, InProgressBackground, "request-evict-only annotation removed", p)
+		t.end(p, InProgressBackground, "request-evict-only annotation removed")
 		return
 	}
 	if hasAnnotation(p, EvictionInProgressAnnotation) {
@@ -144,7 +148,15 @@ func (t *InProgress) observe(old, p *corev1.Pod) {
 	}
 	if old != nil && hasAnnotation(old, EvictionInProgressAnnotation) {
 		// The controller ended (or restarted) its eviction: a new request may be made.
-		t.forget(p.UID, InProgressBackground, "eviction-in-progress annotation removed", p)
+		t.end(p, InProgressBackground, "eviction-in-progress annotation removed")
+	}
+}
+
+// end forgets the eviction of kind of a pod that stays (its annotation removed) and tells ended:
+// the pod no longer migrates, so nothing counts it against its workload any more.
+func (t *InProgress) end(p *corev1.Pod, kind, why string) {
+	if t.forget(p.UID, kind, why, p) && t.ended != nil {
+		t.ended(p.UID)
 	}
 }
 
@@ -173,16 +185,18 @@ func (t *InProgress) add(p *corev1.Pod, kind string, assumed bool) {
 	t.perNS[p.Namespace]++
 }
 
-// forget stops tracking the pod (only an entry of kind, when kind is set).
-func (t *InProgress) forget(uid types.UID, kind, why string, p *corev1.Pod) {
+// forget stops tracking the pod (only an entry of kind, when kind is set); it reports whether it
+// was tracked.
+func (t *InProgress) forget(uid types.UID, kind, why string, p *corev1.Pod) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.pods[uid]
 	if !ok || (kind != "" && e.kind != kind) {
-		return
+		return false
 	}
 	klog.V(3).InfoS("Eviction no longer in progress; not tracked", "pod", klog.KObj(p), "kind", e.kind, "why", why)
 	t.drop(uid, e)
+	return true
 }
 
 // drop removes an entry. t.mu held.

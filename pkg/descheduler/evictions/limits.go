@@ -96,6 +96,20 @@ func (l *Limiter) SetBudget(b *Budget) {
 	if b != nil {
 		b.inProgress = l.inProgress
 	}
+	l.linkInProgress()
+}
+
+// linkInProgress makes the tracker of evictions in progress release, in the budget, the slot of
+// a pod whose eviction ended while it stays (a soft-eviction annotation removed).
+func (l *Limiter) linkInProgress() {
+	if l.inProgress == nil {
+		return
+	}
+	if l.budget == nil {
+		l.inProgress.ended = nil
+		return
+	}
+	l.inProgress.ended = l.budget.releasePod
 }
 
 // SetInProgress makes the Limiter and its budget count the evictions in progress t tracks (nil:
@@ -105,6 +119,7 @@ func (l *Limiter) SetInProgress(t *InProgress) {
 	if l.budget != nil {
 		l.budget.inProgress = t
 	}
+	l.linkInProgress()
 }
 
 // InProgress returns the tracker of evictions in progress, nil when there is none.
