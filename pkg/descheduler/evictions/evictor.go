@@ -136,6 +136,7 @@ func (e *ProfileEvictor) checkLimits(pod *corev1.Pod, plugin string) error {
 		return err
 	}
 	if err := e.Limiter.Check(pod.Spec.NodeName, pod.Namespace); err != nil {
+		e.Soft.Cut(pod, err)
 		return err
 	}
 	if b := e.Limiter.Budget(); b != nil {
@@ -245,7 +246,9 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	if e.Fresh != nil {
 		if waiting := e.Fresh(); len(waiting) > 0 {
 			logger.V(2).Info("Eviction held: caches not re-synced", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "waitingFor", waiting)
-			return fmt.Errorf("pod %s/%s: %w (waiting for %s)", pod.Namespace, pod.Name, framework.ErrCachesNotSynced, strings.Join(waiting, "; "))
+			err := fmt.Errorf("pod %s/%s: %w (waiting for %s)", pod.Namespace, pod.Name, framework.ErrCachesNotSynced, strings.Join(waiting, "; "))
+			e.Soft.Cut(pod, err)
+			return err
 		}
 	}
 	// Outside the profile's eviction windows nothing is evicted; a dry run goes on to say what would
@@ -270,6 +273,7 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	slot, err := e.Limiter.Reserve(node, pod.Namespace)
 	if err != nil {
 		logger.V(3).Info("Eviction skipped", "pod", klog.KObj(pod), "node", node, "plugin", opts.PluginName, "reason", err)
+		e.Soft.Cut(pod, err)
 		return err
 	}
 	var bslot BudgetSlot

@@ -3,6 +3,7 @@ package evictions
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
@@ -262,5 +264,111 @@ func TestClearOrphanSoftEvictions(t *testing.T) {
 		if _, has := p.Annotations[SoftEvictionAnnotation]; has != want {
 			t.Errorf("%s annotated: %v, want %v", name, has, want)
 		}
+	}
+}
+
+// TestSoftEvictionKeptWherePluginCutShort: 6 violators on one node, a per-node cap of 2. The
+// first cycle annotates 2; in the next ones the plugin (which visits a node's pods in no fixed
+// order) reaches the node's cap at the first pod not yet annotated and moves on, so the annotated
+// pods are not nominated. They were not reached, not found fitting: the annotations stay. Cycles
+// cut short by the total cap or stale caches keep every annotation; a complete cycle that reaches
+// the node and does not nominate a pod removes its annotation.
+func TestSoftEvictionKeptWherePluginCutShort(t *testing.T) {
+	ctx := context.Background()
+	var all []*corev1.Pod
+	for i := range 6 {
+		all = append(all, modePod(i, "n1"))
+	}
+	other := modePod(9, "n2")
+	objs := []runtime.Object{other}
+	for _, p := range all {
+		objs = append(objs, p)
+	}
+	client := fake.NewClientset(objs...)
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	tracker := NewInProgress(false, clock)
+	two, total := 2, 3
+	lim := NewLimiter(Limits{PerNode: &two, Total: &total})
+	lim.SetInProgress(tracker)
+	soft := &Soft{Profile: "p", Client: client, Now: clock}
+	stale := []string(nil)
+	e := &ProfileEvictor{Profile: "p", EvictPlugin: &countingEvict{}, Limiter: lim, Soft: soft, Fresh: func() []string { return stale }}
+	// sync shows the informer's view of the pods to the tracker; it returns the pods annotated.
+	sync := func() (annotated []string) {
+		for i, old := range append(all, other) {
+			cur, err := client.CoreV1().Pods("ns").Get(ctx, old.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tracker.observe(old, cur)
+			if i < len(all) {
+				all[i] = cur
+			} else {
+				other = cur
+			}
+			if _, ok := cur.Annotations[SoftEvictionAnnotation]; ok {
+				annotated = append(annotated, cur.Name)
+			}
+		}
+		return annotated
+	}
+	// cycle runs a plugin that visits the node's violators from start on (wrapping around) and
+	// moves on at the node's cap, as framework.Evict's NodeFull tells it to.
+	cycle := func(start int, violators []*corev1.Pod) {
+		now = now.Add(time.Minute)
+		lim.Reset()
+		soft.BeginCycle()
+		for k := range violators {
+			pod := violators[(start+k)%len(violators)]
+			if framework.Evict(ctx, e, pod, "Pl", "violates") != framework.Evicted {
+				break
+			}
+		}
+		soft.EndCycle(ctx, append(all, other), true, nil)
+	}
+	cycle(0, all)
+	if got := sync(); !slices.Equal(got, []string{"p0", "p1"}) {
+		t.Fatalf("first cycle annotated %v, want p0 p1", got)
+	}
+	for start := 2; start < 6; start++ {
+		cycle(start, all)
+		if got := sync(); !slices.Equal(got, []string{"p0", "p1"}) {
+			t.Fatalf("cycle starting at p%d: annotated %v, want p0 p1 kept (the plugin stopped at the node's cap before reaching them)", start, got)
+		}
+	}
+	// The total cap (3: 2 in progress, then p9 on another node) cuts the cycle short: a pod that
+	// was annotated and not reached stays annotated.
+	p9 := other.DeepCopy()
+	now = now.Add(time.Minute)
+	lim.Reset()
+	soft.BeginCycle()
+	if err := e.Evict(ctx, p9, framework.EvictOptions{PluginName: "Pl"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := framework.Evict(ctx, e, modePod(7, "n3"), "Pl", "violates"); out != framework.StopEvicting {
+		t.Fatalf("total cap: %v", out)
+	}
+	soft.EndCycle(ctx, append(all, other), true, nil)
+	if got := sync(); !slices.Equal(got, []string{"p0", "p1", "p9"}) {
+		t.Fatalf("after a cycle cut by the total cap: annotated %v, want p0 p1 p9", got)
+	}
+	// Caches not re-synced: nothing decided, nothing cleared.
+	stale = []string{"pods"}
+	now = now.Add(time.Minute)
+	lim.Reset()
+	soft.BeginCycle()
+	if err := e.Evict(ctx, modePod(8, "n3"), framework.EvictOptions{PluginName: "Pl"}); !framework.IsCachesNotSynced(err) {
+		t.Fatalf("stale caches: %v", err)
+	}
+	soft.EndCycle(ctx, append(all, other), true, nil)
+	if got := sync(); len(got) != 3 {
+		t.Fatalf("after a cycle on stale caches: annotated %v, want 3", got)
+	}
+	stale = nil
+	// The node fits again: a complete cycle that reaches it with no violator clears all.
+	cycle(0, nil)
+	if got := sync(); len(got) != 0 {
+		t.Fatalf("after a complete cycle with no violator: annotated %v", got)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
 )
 
 // Event reasons of evictions that end later.
@@ -55,8 +57,11 @@ func ParseSoftEviction(p *corev1.Pod) (SoftEviction, bool) {
 // plugin of the profile ran to completion (none skipped by the total cap, none failed, the cycle not
 // cancelled), the annotation is removed from each pod the profile annotated before the cycle began
 // and that none of its plugins nominated in the cycle (asked to evict it, or asked whether the
-// limits let it go). Pods annotated by another profile, or whose annotation cannot be read, are left
-// alone.
+// limits let it go). A plugin stopped short by a limit did not reach the pods after the stop: a
+// per-node (per-namespace) limit the evictor answered in the cycle keeps the annotations of the
+// node's (namespace's) pods, and the total limit or caches not re-synced keep them all (the cycle
+// is not a complete sweep). Pods annotated by another profile, or whose annotation cannot be read,
+// are left alone.
 type Soft struct {
 	Profile string
 	Client  kubernetes.Interface
@@ -67,6 +72,10 @@ type Soft struct {
 	nominated  map[types.UID]bool
 	cycleStart time.Time
 	inCycle    bool
+	// The cycle's cuts: nodes and namespaces whose limit stopped a plugin, and whether the total
+	// limit or stale caches stopped one.
+	cutNodes, cutNamespaces map[string]bool
+	cutAll                  bool
 }
 
 func (s *Soft) now() time.Time {
@@ -88,11 +97,34 @@ func (s *Soft) Nominate(p *corev1.Pod) {
 	}
 }
 
+// Cut records that the evictor answered a plugin with err for pod: a per-node or per-namespace
+// limit, the total limit or caches not re-synced stop the plugin before it reaches the pods after
+// pod, so the cycle does not say those pods no longer violate. Other errors are ignored.
+func (s *Soft) Cut(pod *corev1.Pod, err error) {
+	if s == nil || err == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.inCycle {
+		return
+	}
+	switch {
+	case framework.IsTotalLimit(err), framework.IsCachesNotSynced(err):
+		s.cutAll = true
+	case framework.IsNodeLimit(err):
+		s.cutNodes[pod.Spec.NodeName] = true
+	case framework.IsNamespaceLimit(err):
+		s.cutNamespaces[pod.Namespace] = true
+	}
+}
+
 // BeginCycle starts recording nominations.
 func (s *Soft) BeginCycle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nominated, s.cycleStart, s.inCycle = map[types.UID]bool{}, s.now(), true
+	s.cutNodes, s.cutNamespaces, s.cutAll = map[string]bool{}, map[string]bool{}, false
 }
 
 // Annotate marks the pod soft-evicted.
@@ -126,14 +158,17 @@ func patchSoftEviction(ctx context.Context, client kubernetes.Interface, p *core
 	return err
 }
 
-// EndCycle ends the cycle's recording; when complete, it removes the annotation from the pods in
-// pods this profile annotated before the cycle began and did not nominate in it, and returns them.
+// EndCycle ends the cycle's recording; when complete (and no total limit or stale caches cut it
+// short), it removes the annotation from the pods in pods this profile annotated before the cycle
+// began and did not nominate in it, except on the nodes and in the namespaces where a limit cut a
+// plugin short (see Cut), and returns them.
 func (s *Soft) EndCycle(ctx context.Context, pods []*corev1.Pod, complete bool, onCleared func(*corev1.Pod)) []*corev1.Pod {
 	s.mu.Lock()
 	nominated, start, was := s.nominated, s.cycleStart, s.inCycle
-	s.nominated, s.inCycle = nil, false
+	cutNodes, cutNamespaces, cutAll := s.cutNodes, s.cutNamespaces, s.cutAll
+	s.nominated, s.inCycle, s.cutNodes, s.cutNamespaces = nil, false, nil, nil
 	s.mu.Unlock()
-	if !was || !complete {
+	if !was || !complete || cutAll {
 		return nil
 	}
 	logger := klog.FromContext(ctx)
@@ -141,6 +176,10 @@ func (s *Soft) EndCycle(ctx context.Context, pods []*corev1.Pod, complete bool, 
 	for _, p := range pods {
 		se, ok := ParseSoftEviction(p)
 		if !ok || se.Profile != s.Profile || nominated[p.UID] || !se.Time.Before(start.Truncate(time.Second)) || p.DeletionTimestamp != nil {
+			continue
+		}
+		if cutNodes[p.Spec.NodeName] || cutNamespaces[p.Namespace] {
+			logger.V(3).Info("Soft-evicted pod not reached this cycle (a limit stopped the plugin); annotation kept", "pod", klog.KObj(p), "profile", s.Profile)
 			continue
 		}
 		if err := s.patch(ctx, p, ""); err != nil {
