@@ -87,26 +87,38 @@ func ParseWindows(path *field.Path, ws []descheduler.EvictionWindow) (*Windows, 
 	return out, nil
 }
 
-// midnight is the start of t's day in t's location.
-func midnight(t time.Time) time.Time {
-	y, m, d := t.Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
+// wallClock is the instant the clocks of loc show the time of day tod on the date y-m-d (d may
+// overflow the month; time.Date normalizes it). It is computed as a wall-clock time, not as midnight
+// plus a duration, so an edge stays at its time on the days the clocks change; a time the clocks skip
+// (02:30 on a spring-forward day in Europe/Berlin) is time.Date's answer, an instant the skipped
+// hour's length later (03:30), and a time they show twice is the one time.Date picks (the second
+// occurrence, with the offset after the change, in Go 1.26).
+func wallClock(y int, m time.Month, d int, tod time.Duration, loc *time.Location) time.Time {
+	s := int(tod / time.Second)
+	return time.Date(y, m, d, s/3600, s/60%60, s%60, 0, loc)
+}
+
+// weekday is the day of the week of the date y-m-d (noon: a time every date has).
+func weekday(y int, m time.Month, d int, loc *time.Location) time.Weekday {
+	return time.Date(y, m, d, 12, 0, 0, 0, loc).Weekday()
 }
 
 // openAt reports whether w is open at now, and if so when it closes.
 func (w window) openAt(now time.Time) (bool, time.Time) {
 	t := now.In(w.loc)
+	y, m, d := t.Date()
 	// The window opened today or yesterday (one that ends after midnight).
 	for back := 0; back <= 1; back++ {
-		day := midnight(t).AddDate(0, 0, -back)
-		if !w.days[day.Weekday()] {
+		day := d - back
+		if !w.days[weekday(y, m, day, w.loc)] {
 			continue
 		}
-		open := day.Add(w.start)
-		end := day.Add(w.end)
+		open := wallClock(y, m, day, w.start, w.loc)
+		endDay := day
 		if w.end <= w.start {
-			end = day.AddDate(0, 0, 1).Add(w.end)
+			endDay++
 		}
+		end := wallClock(y, m, endDay, w.end, w.loc)
 		if !t.Before(open) && t.Before(end) {
 			return true, end
 		}
@@ -117,9 +129,9 @@ func (w window) openAt(now time.Time) (bool, time.Time) {
 // nextOpen is when w next opens after now.
 func (w window) nextOpen(now time.Time) time.Time {
 	t := now.In(w.loc)
-	for d := 0; d <= 7; d++ {
-		day := midnight(t).AddDate(0, 0, d)
-		if open := day.Add(w.start); w.days[day.Weekday()] && open.After(t) {
+	y, m, d := t.Date()
+	for k := 0; k <= 7; k++ {
+		if open := wallClock(y, m, d+k, w.start, w.loc); w.days[weekday(y, m, d+k, w.loc)] && open.After(t) {
 			return open
 		}
 	}

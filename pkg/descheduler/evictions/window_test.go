@@ -166,3 +166,59 @@ func TestWindowsEdges(t *testing.T) {
 		t.Errorf("eviction_window_open after the close = %v (%v), want 0", v, err)
 	}
 }
+
+// TestWindowsAcrossDST: a window's edges are wall-clock times of its zone, on the days the clocks
+// change too (both 2026 transitions in Europe/Berlin and America/New_York, and Australia/Lord_Howe's
+// 30-minute ones). The expected instants are written with their offsets, not computed.
+func TestWindowsAcrossDST(t *testing.T) {
+	for _, tc := range []struct {
+		zone, start, end string
+		open, close      string // RFC 3339 with the zone's offset at that instant
+	}{
+		// Spring forward at 02:00 CET: the window is 3 hours long.
+		{"Europe/Berlin", "01:00", "05:00", "2026-03-29T01:00:00+01:00", "2026-03-29T05:00:00+02:00"},
+		{"Europe/Berlin", "03:00", "06:00", "2026-03-29T03:00:00+02:00", "2026-03-29T06:00:00+02:00"},
+		// Fall back at 03:00 CEST: the window is 5 hours long.
+		{"Europe/Berlin", "01:00", "05:00", "2026-10-25T01:00:00+02:00", "2026-10-25T05:00:00+01:00"},
+		{"Europe/Berlin", "04:00", "07:00", "2026-10-25T04:00:00+01:00", "2026-10-25T07:00:00+01:00"},
+		// A start the clocks skip opens when they reach it; one they show twice, at the second
+		// (time.Date's choice).
+		{"Europe/Berlin", "02:30", "04:00", "2026-03-29T03:30:00+02:00", "2026-03-29T04:00:00+02:00"},
+		{"Europe/Berlin", "02:30", "04:00", "2026-10-25T02:30:00+01:00", "2026-10-25T04:00:00+01:00"},
+		// Overnight, across the change.
+		{"Europe/Berlin", "22:00", "06:00", "2026-03-28T22:00:00+01:00", "2026-03-29T06:00:00+02:00"},
+		{"America/New_York", "01:00", "05:00", "2026-03-08T01:00:00-05:00", "2026-03-08T05:00:00-04:00"},
+		{"America/New_York", "01:00", "05:00", "2026-11-01T01:00:00-04:00", "2026-11-01T05:00:00-05:00"},
+		// Lord Howe Island moves its clocks by 30 minutes.
+		{"Australia/Lord_Howe", "01:00", "05:00", "2026-10-04T01:00:00+10:30", "2026-10-04T05:00:00+11:00"},
+		{"Australia/Lord_Howe", "01:00", "05:00", "2026-04-05T01:00:00+11:00", "2026-04-05T05:00:00+10:30"},
+		{"Australia/Lord_Howe", "03:00", "04:00", "2026-10-04T03:00:00+11:00", "2026-10-04T04:00:00+11:00"},
+	} {
+		name := tc.zone + " " + tc.open[:10] + " " + tc.start + "-" + tc.end
+		w := mustWindows(t, descheduler.EvictionWindow{Start: tc.start, End: tc.end, TimeZone: tc.zone})
+		open, err := time.Parse(time.RFC3339, tc.open)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeAt, err := time.Parse(time.RFC3339, tc.close)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loc, _ := time.LoadLocation(tc.zone)
+		if o, next := w.Open(open.Add(-time.Second)); o || !next.Equal(open) {
+			t.Errorf("%s: a second before %s: open %v, next %s; want closed, opening at %s", name, tc.open, o, next.In(loc).Format(time.RFC3339), tc.open)
+		}
+		if o, _ := w.Open(open); !o {
+			t.Errorf("%s: closed at %s, want open", name, tc.open)
+		}
+		if edge := w.NextEdge(open); !edge.Equal(closeAt) {
+			t.Errorf("%s: next edge after opening %s, want it to close at %s", name, edge.In(loc).Format(time.RFC3339), tc.close)
+		}
+		if o, _ := w.Open(closeAt.Add(-time.Second)); !o {
+			t.Errorf("%s: closed a second before %s, want open", name, tc.close)
+		}
+		if o, _ := w.Open(closeAt); o {
+			t.Errorf("%s: open at %s, want closed", name, tc.close)
+		}
+	}
+}
