@@ -108,9 +108,22 @@ func (p *pluginEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framewo
 	return p.e.Evict(ctx, pod, opts)
 }
 
+func (p *pluginEvictor) OnWindowOpen(fn func()) func() { return p.e.OnWindowOpen(fn) }
+
+// OnWindowOpen calls fn each time one of the profile's eviction windows opens, until remove is
+// called (framework.WindowWatcher); a profile without windows never calls it.
+func (e *ProfileEvictor) OnWindowOpen(fn func()) (remove func()) {
+	if e.Windows == nil {
+		return func() {}
+	}
+	return e.Windows.OnOpen(fn)
+}
+
 var (
-	_ framework.Evictor = &ProfileEvictor{}
-	_ framework.Evictor = &pluginEvictor{}
+	_ framework.Evictor       = &ProfileEvictor{}
+	_ framework.Evictor       = &pluginEvictor{}
+	_ framework.WindowWatcher = &ProfileEvictor{}
+	_ framework.WindowWatcher = &pluginEvictor{}
 )
 
 // CheckLimits returns the limit error Evict would return now for pod because of the cycle's

@@ -146,6 +146,28 @@ type Windows struct {
 	mu sync.Mutex
 	// seen is the last state observed: 0 unknown, 1 open, 2 closed.
 	seen int
+	// onOpen are called when Observe sees the windows open (OnOpen), by registration number.
+	onOpen map[int]func()
+	nextID int
+}
+
+// OnOpen calls fn each time Observe sees the windows open (a change from closed or unknown; the
+// edge timer of WatchEdges observes each edge on time), until remove is called. fn is called
+// without any lock held.
+func (w *Windows) OnOpen(fn func()) (remove func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.onOpen == nil {
+		w.onOpen = map[int]func(){}
+	}
+	id := w.nextID
+	w.nextID++
+	w.onOpen[id] = fn
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.onOpen, id)
+	}
 }
 
 // Open reports whether a window is open at now; when none is, next is when the first opens.
@@ -171,7 +193,18 @@ func (w *Windows) Observe(now time.Time, profile string, m *metrics.Metrics) (op
 	w.mu.Lock()
 	changed := w.seen != state
 	w.seen = state
+	var notify []func()
+	if changed && open {
+		for _, fn := range w.onOpen {
+			notify = append(notify, fn)
+		}
+	}
 	w.mu.Unlock()
+	defer func() {
+		for _, fn := range notify {
+			fn()
+		}
+	}()
 	if changed {
 		if m != nil {
 			v := 0.0

@@ -113,6 +113,15 @@ type Evictor interface {
 	ExplainPreEviction(pod *corev1.Pod) PreEvictionExplanation
 }
 
+// WindowWatcher is implemented by an Evictor whose profile may have eviction windows: OnWindowOpen
+// calls fn each time one of the profile's windows opens (evictions it held may go now) until remove
+// is called; with no windows fn is never called. An event-triggered controller re-queues what a
+// closed window held with it (controller.Queue.RetryWhenWindowsOpen), rather than waiting for its
+// back-off. fn runs on the goroutine that saw the edge; keep it cheap.
+type WindowWatcher interface {
+	OnWindowOpen(fn func()) (remove func())
+}
+
 // PodFilter selects pods.
 type PodFilter func(pod *corev1.Pod) bool
 

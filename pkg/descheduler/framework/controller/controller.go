@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/internal/workqueueutil"
 )
 
@@ -23,6 +24,10 @@ type Queue struct {
 	name      string
 	queue     workqueue.TypedRateLimitingInterface[string]
 	reconcile ReconcileFunc
+
+	mu sync.Mutex
+	// retrying are the keys whose last reconcile failed: they wait for their back-off.
+	retrying map[string]bool
 }
 
 // NewQueue returns a queue whose items are retried with client-go's default controller rate
@@ -33,7 +38,43 @@ func NewQueue(name string, reconcile ReconcileFunc) *Queue {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: name}),
 		reconcile: reconcile,
+		retrying:  map[string]bool{},
 	}
+}
+
+// RetryNow queues at once every key waiting for its back-off after a failed reconcile, with its
+// back-off reset: what held them (a closed eviction window) has changed.
+func (q *Queue) RetryNow() {
+	q.mu.Lock()
+	keys := make([]string, 0, len(q.retrying))
+	for k := range q.retrying {
+		keys = append(keys, k)
+	}
+	q.mu.Unlock()
+	for _, k := range keys {
+		q.queue.Forget(k)
+		q.queue.Add(k)
+	}
+}
+
+// RetryWhenWindowsOpen makes each opening of an eviction window of ev's profile (when ev is a
+// framework.WindowWatcher) retry the keys waiting for their back-off at once (RetryNow): a key held
+// by a closed window would otherwise wait up to the back-off's cap (1000 s) after the window opened.
+// Call remove when the queue stops.
+func (q *Queue) RetryWhenWindowsOpen(ev framework.Evictor) (remove func()) {
+	w, ok := ev.(framework.WindowWatcher)
+	if !ok {
+		return func() {}
+	}
+	return w.OnWindowOpen(func() {
+		q.mu.Lock()
+		n := len(q.retrying)
+		q.mu.Unlock()
+		if n > 0 {
+			klog.InfoS("Eviction window open; retrying the held keys now", "queue", q.name, "keys", n)
+		}
+		q.RetryNow()
+	})
 }
 
 // ShutDown stops the queue without Run (a test that calls the reconcile function itself); Run shuts
@@ -90,8 +131,17 @@ func (q *Queue) Run(ctx context.Context, workers int) {
 
 func (q *Queue) processNext(ctx context.Context) bool {
 	return workqueueutil.ProcessNext(ctx, q.queue, func(ctx context.Context, key string) (time.Duration, error) {
-		return 0, q.reconcile(ctx, key)
+		err := q.reconcile(ctx, key)
+		if err == nil {
+			q.mu.Lock()
+			delete(q.retrying, key)
+			q.mu.Unlock()
+		}
+		return 0, err
 	}, func(key string, err error) {
+		q.mu.Lock()
+		q.retrying[key] = true
+		q.mu.Unlock()
 		klog.FromContext(ctx).V(2).Info("Retrying", "key", key, "err", err, "requeues", q.queue.NumRequeues(key))
 	})
 }

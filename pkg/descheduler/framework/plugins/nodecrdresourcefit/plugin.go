@@ -164,7 +164,8 @@ func (p *Plugin) checkNode(ctx context.Context, node *corev1.Node) (framework.Ev
 // with missingCRPolicy Reject, its deletion) queues its node on a controller.Queue, and its worker
 // re-checks the pods of the queued nodes only, and only on the nodes the profile's nodeSelector
 // (Handle.NodeSelector) matches, as in a periodic cycle. A node whose violators could not all be
-// evicted (a limit, a PDB) is retried with the queue's back-off. Run returns when ctx is done and the
+// evicted (a limit, a PDB) is retried with the queue's back-off, and at once when one of the
+// profile's eviction windows opens. Run returns when ctx is done and the
 // worker has finished.
 func (p *Plugin) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
@@ -205,6 +206,8 @@ func (p *Plugin) Run(ctx context.Context) {
 			logger.Error(err, "Removing the ClusterScopedResource event handler")
 		}
 	}()
+	// A node held by a closed eviction window is retried as soon as the window opens.
+	defer queue.RetryWhenWindowsOpen(p.h.Evictor())()
 	queue.Run(ctx, 1)
 }
 

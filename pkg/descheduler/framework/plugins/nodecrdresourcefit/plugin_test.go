@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/apis/descheduler"
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
@@ -280,4 +283,44 @@ func update(t *testing.T, env *plugintest.Env, csr *schedv1alpha1.ClusterScopedR
 	if _, err := env.Accord.SchedulingV1alpha1().ClusterScopedResources().Update(context.Background(), csr, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestControllerEvictsWhenWindowOpens: in event-only mode a node whose violators an eviction window
+// holds is retried on the queue's back-off, which reaches its 1000 s cap within the hour before the
+// window opens; the window's opening re-queues it at once. On synctest's fake clock (2000-01-01
+// 00:00 UTC), a daily 01:00-05:00 window: nothing goes before 01:00, ok-1 goes within a second of it.
+func TestControllerEvictsWhenWindowOpens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		objs, crs := cluster()
+		env := plugintest.New(t, plugintest.Options{CRs: crs}, objs...)
+		windows, errs := evictions.ParseWindows(field.NewPath("evictionWindows"), []descheduler.EvictionWindow{{Start: "01:00", End: "05:00"}})
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		env.Evictor.Windows = windows
+		pl := build(t, env, &NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyIgnore})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer func() { cancel(); synctest.Wait() }()
+		// The runner's edge timer (runtime.WatchWindows), as in every mode.
+		go windows.WatchEdges(ctx, "test", nil, nil)
+		go pl.Run(ctx)
+		synctest.Wait()
+		start := time.Now()
+		opens := time.Date(start.Year(), start.Month(), start.Day(), 1, 0, 0, 0, time.UTC)
+		if !start.Before(opens) {
+			t.Fatalf("the fake clock starts at %s, after the window opens", start)
+		}
+		// n1 stops enabling example.com/memory while the window is closed.
+		update(t, env, plugintest.CSR("n1", corev1.ResourceCPU))
+		time.Sleep(opens.Sub(start) - time.Second)
+		synctest.Wait()
+		if got := env.Evictions(); len(got) != 0 {
+			t.Fatalf("evicted %v before the window opened", got)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if got := env.Evictions(); !slices.Equal(got, []string{"ns/ok-1"}) {
+			t.Fatalf("a second after the window opened at %s: evicted %v, want [ns/ok-1]", opens.Format(time.TimeOnly), got)
+		}
+	})
 }
