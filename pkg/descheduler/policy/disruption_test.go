@@ -194,3 +194,37 @@ profiles:
 		t.Fatalf("evictionMode Evict with ReservationFirst: %v", err)
 	}
 }
+
+// TestKubeVirtExampleIsTheReadmes: the policy example for KubeVirt VMs in pkg/descheduler/README.md
+// is testdata/kubevirt-vms.yaml (which TestKubeVirtSinglePodVM runs), and it loads.
+func TestKubeVirtExampleIsTheReadmes(t *testing.T) {
+	const file = "testdata/kubevirt-vms.yaml"
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "**KubeVirt VMs are one-pod workloads, held by default.**")
+	if !ok {
+		t.Fatal("README.md has no paragraph on KubeVirt VMs")
+	}
+	_, block, ok := strings.Cut(after, "```yaml\n")
+	if !ok {
+		t.Fatal("README.md: no YAML block after the paragraph on KubeVirt VMs")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	if block != string(example) {
+		t.Errorf("README.md's KubeVirt example differs from %s:\n%s\nwant:\n%s", file, block, example)
+	}
+	reg, args := registries(t)
+	p, err := policy.Load(file, reg, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.EvictSingleReplicaWorkloads == nil || !*p.EvictSingleReplicaWorkloads || len(p.Profiles) != 1 {
+		t.Errorf("the example does not lift evictSingleReplicaWorkloads for one profile: %+v", p)
+	}
+}
