@@ -278,9 +278,9 @@ func (b *Budget) report(w Workload, err *framework.WorkloadBudgetError) *framewo
 	return err
 }
 
-// prune forgets the workload's evictions that are replaced: the pod is gone (or terminating) and a
-// pod of the workload created since the eviction is Ready (each such pod replaces one eviction), or
-// the workload has as many Ready pods as replicas. b.mu held.
+// prune forgets the workload's evictions that are replaced: the pod is gone (or terminating, or
+// finished) and a pod of the workload created since the eviction is Ready (each such pod replaces
+// one eviction), or the workload has as many Ready pods as replicas. b.mu held.
 func (b *Budget) prune(w Workload, pods []*corev1.Pod) {
 	list := b.evicted[w.UID]
 	if len(list) == 0 {
@@ -299,7 +299,8 @@ func (b *Budget) prune(w Workload, pods []*corev1.Pod) {
 	present := make(map[types.UID]bool, len(pods))
 	var readyPods []*corev1.Pod
 	for _, p := range pods {
-		if p.DeletionTimestamp == nil {
+		// A finished pod (Succeeded, Failed) is gone for its workload, though its object stays.
+		if p.DeletionTimestamp == nil && !finished(p) {
 			present[p.UID] = true
 			if podReady(p) && !evicted[p.UID] {
 				readyPods = append(readyPods, p)

@@ -238,3 +238,29 @@ func TestSoftEvictionReleasesBudgetWhenCleared(t *testing.T) {
 		now = now.Add(time.Minute)
 	}
 }
+
+// TestBudgetFinishedPodIsGone: an evicted pod that finished (a KubeVirt source pod after its live
+// migration, Succeeded and kept) is gone for its workload: a Ready pod created since replaces it.
+func TestBudgetFinishedPodIsGone(t *testing.T) {
+	created := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	now := created.Add(time.Hour)
+	src := &fakeWorkloads{w: Workload{UID: "d", Kind: "Deployment", Namespace: "ns", Name: "d", Replicas: 4}}
+	for i := range 4 {
+		src.pods = append(src.pods, budgetPod(i, true, created))
+	}
+	b := NewBudget(BudgetConfig{}, src, func() time.Time { return now })
+	if _, err := b.Reserve(src.pods[0], false); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	done := src.pods[0].DeepCopy()
+	done.Status.Phase = corev1.PodSucceeded
+	src.pods = append([]*corev1.Pod{done}, src.pods[1:]...)
+	src.pods = append(src.pods, budgetPod(4, true, now))
+	if err := b.Check(src.pods[1]); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Migrating("d"); got != 0 {
+		t.Fatalf("%d evictions count against the workload after the evicted pod finished and a Ready pod replaced it, want 0", got)
+	}
+}
