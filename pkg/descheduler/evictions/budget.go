@@ -68,6 +68,9 @@ func workloadLimit(v *intstr.IntOrString, replicas int) (limit int, defaulted bo
 type budgetEviction struct {
 	pod types.UID
 	at  time.Time
+	// inProgress: an eviction in progress outside the Eviction API (soft, in background), which
+	// ends without the pod going when the tracker of evictions in progress drops it.
+	inProgress bool
 }
 
 // Budget enforces the per-workload budgets across profiles, cycles and the event-triggered
@@ -180,6 +183,23 @@ func (b *Budget) Release(s BudgetSlot) {
 	}
 }
 
+// markInProgress records that the eviction of slot s went on in progress outside the Eviction API
+// (soft, in background): prune forgets it once the tracker of evictions in progress no longer
+// has its pod while the pod stays (an unconfirmed background eviction dropped after
+// AssumedBackgroundTimeout).
+func (b *Budget) markInProgress(s BudgetSlot) {
+	if s.workload == "" || s.dryRun {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range b.evicted[s.workload] {
+		if b.evicted[s.workload][i].pod == s.pod {
+			b.evicted[s.workload][i].inProgress = true
+		}
+	}
+}
+
 // releasePod forgets the evictions of a pod that stays: its eviction in progress (soft, in
 // background) ended without the pod going (the annotation was removed), so it no longer migrates.
 // Without this the slot would be held for as long as the pod exists, as prune keeps the evictions
@@ -280,7 +300,8 @@ func (b *Budget) report(w Workload, err *framework.WorkloadBudgetError) *framewo
 
 // prune forgets the workload's evictions that are replaced: the pod is gone (or terminating, or
 // finished) and a pod of the workload created since the eviction is Ready (each such pod replaces
-// one eviction), or the workload has as many Ready pods as replicas. b.mu held.
+// one eviction), or the workload has as many Ready pods as replicas; and the evictions in progress
+// that ended with the pod still there. b.mu held.
 func (b *Budget) prune(w Workload, pods []*corev1.Pod) {
 	list := b.evicted[w.UID]
 	if len(list) == 0 {
@@ -310,6 +331,12 @@ func (b *Budget) prune(w Workload, pods []*corev1.Pod) {
 	kept := list[:0]
 	for _, e := range list {
 		if present[e.pod] {
+			if e.inProgress {
+				if _, ok := b.inProgress.Has(e.pod); !ok {
+					// Its eviction ended and the pod stayed: it no longer migrates.
+					continue
+				}
+			}
 			kept = append(kept, e)
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -262,5 +263,53 @@ func TestBudgetFinishedPodIsGone(t *testing.T) {
 	}
 	if got := b.Migrating("d"); got != 0 {
 		t.Fatalf("%d evictions count against the workload after the evicted pod finished and a Ready pod replaced it, want 0", got)
+	}
+}
+
+// TestBackgroundEvictionBudgetEndsWithIt: a background eviction the controller never confirms
+// (dropped after AssumedBackgroundTimeout), or whose eviction-in-progress annotation goes while the
+// pod stays (the migration failed), no longer counts against the workload: the pod did not go.
+func TestBackgroundEvictionBudgetEndsWithIt(t *testing.T) {
+	ctx := context.Background()
+	created := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	now := created.Add(time.Hour)
+	clock := func() time.Time { return now }
+	src := &fakeWorkloads{w: Workload{UID: "d", Kind: "Deployment", Namespace: "ns", Name: "d", Replicas: 4}}
+	for i := range 4 {
+		p := budgetPod(i, true, created)
+		p.Spec.NodeName = "n1"
+		p.Annotations = map[string]string{RequestEvictOnlyAnnotation: ""}
+		src.pods = append(src.pods, p)
+	}
+	tracker := NewInProgress(true, clock)
+	lim := NewLimiter(Limits{})
+	lim.SetBudget(NewBudget(BudgetConfig{}, src, clock))
+	lim.SetInProgress(tracker)
+	answer := apierrors.NewTooManyRequests(`admission webhook "virt" denied the request: Eviction triggered evacuation of VMI "ns/vm"`, 0)
+	e := &ProfileEvictor{Profile: "p", EvictPlugin: &stubEvict{err: answer}, Limiter: lim}
+	for i := range 2 {
+		if err := e.Evict(ctx, src.pods[i], framework.EvictOptions{PluginName: "Pl"}); err != nil {
+			t.Fatalf("background eviction of pod %d: %v", i, err)
+		}
+	}
+	if err := lim.Budget().Check(src.pods[2]); !framework.IsWorkloadBudget(err) {
+		t.Fatalf("third pod of 4 with 2 migrating: %v, want the workload budget", err)
+	}
+	// Pod 1's controller confirms, then removes eviction-in-progress: its migration ended, the pod
+	// stays.
+	confirmed := src.pods[1].DeepCopy()
+	confirmed.Annotations[EvictionInProgressAnnotation] = ""
+	tracker.observe(src.pods[1], confirmed)
+	tracker.observe(confirmed, src.pods[1])
+	if got := lim.Budget().Migrating("d"); got != 1 {
+		t.Fatalf("after pod 1's eviction-in-progress was removed: %d migrating, want 1", got)
+	}
+	// Pod 0's request is never confirmed.
+	now = now.Add(AssumedBackgroundTimeout + time.Second)
+	if err := lim.Budget().Check(src.pods[2]); err != nil {
+		t.Fatalf("after both background evictions ended with their pods still there: %v", err)
+	}
+	if got := lim.Budget().Migrating("d"); got != 0 {
+		t.Fatalf("%d migrating after both background evictions ended, want 0", got)
 	}
 }

@@ -57,6 +57,9 @@ func (e *ProfileEvictor) evictDeferred(ctx context.Context, pod *corev1.Pod, opt
 		return true, fmt.Errorf("soft-evicting pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	if t != nil {
+		if b := e.Limiter.Budget(); b != nil {
+			b.markInProgress(bslot)
+		}
 		e.Limiter.Release(slot)
 	}
 	e.count(metrics.ResultSoft, opts, pod)
@@ -113,6 +116,9 @@ func (e *ProfileEvictor) inBackground(ctx context.Context, pod *corev1.Pod, opts
 	}
 	// Tracked before the slot is released: a concurrent eviction always sees one of them.
 	t.Assume(pod, InProgressBackground)
+	if b := e.Limiter.Budget(); b != nil {
+		b.markInProgress(bslot)
+	}
 	e.Limiter.Release(slot)
 	e.count(metrics.ResultBackground, opts, pod)
 	logger.Info("Eviction in background", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName,
