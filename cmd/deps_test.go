@@ -40,33 +40,46 @@ func TestCommandsImportNoTestCode(t *testing.T) {
 
 // TestPackagesImportDownTheLayers: every import between Accord's top-level packages goes down the
 // layers of README.md's "Architecture" table (never up, never sideways), and every top-level package
-// is in the table. Test files are not counted.
+// is in the table. A later table of that section whose packages all lie under one top-level package
+// (pkg/descheduler) layers that package's insides: an import between two of its parts goes down
+// those layers too, and every package under it must be covered by one of its entries (the longest
+// entry that is the package or a folder above it). Test files are not counted.
 func TestPackagesImportDownTheLayers(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	layers := map[string]int{}
 	_, section, ok := strings.Cut(string(readme), "\n## Architecture\n")
 	if !ok {
 		t.Fatal(`README.md has no "## Architecture" section`)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
-	for _, line := range strings.Split(section, "\n") {
-		cells := strings.Split(line, "|")
-		if len(cells) < 4 {
-			continue
-		}
-		layer, err := strconv.Atoi(strings.TrimSpace(cells[1]))
-		if err != nil {
-			continue
-		}
-		for _, pkg := range strings.Split(cells[2], ",") {
-			layers[strings.Trim(strings.TrimSpace(pkg), "`")] = layer
-		}
+	tables := layerTables(section)
+	if len(tables) == 0 || len(tables[0]) < 10 {
+		t.Fatalf("read %d tables from README.md's Architecture section, the first with %d packages; is it still a table of | layer | packages | what |?", len(tables), len(tables[0]))
 	}
-	if len(layers) < 10 {
-		t.Fatalf("read %d packages from README.md's Architecture table; is it still a table of | layer | packages | what |?", len(layers))
+	layers := tables[0]
+	// inner[p] layers the parts of top-level package p.
+	inner := map[string]map[string]int{}
+	for i, tab := range tables[1:] {
+		var parent string
+		for pkg := range tab {
+			for p := range layers {
+				if strings.HasPrefix(pkg, p+"/") {
+					if parent != "" && parent != p {
+						t.Fatalf("table %d of the Architecture section mixes packages under %s and %s", i+2, parent, p)
+					}
+					parent = p
+				}
+			}
+			if parent == "" {
+				t.Fatalf("table %d of the Architecture section: %s is under no top-level package of the first table", i+2, pkg)
+			}
+		}
+		inner[parent] = tab
+	}
+	if len(inner["pkg/descheduler"]) < 8 {
+		t.Fatalf("README.md's Architecture section layers %d parts of pkg/descheduler; is its table still there?", len(inner["pkg/descheduler"]))
 	}
 
 	const module = "github.com/accord-sched/accord/"
@@ -86,6 +99,16 @@ func TestPackagesImportDownTheLayers(t *testing.T) {
 		}
 		return parts[0] + "/" + parts[1]
 	}
+	// part is the entry of tab covering path: the longest that is path or a folder above it.
+	part := func(tab map[string]int, path string) string {
+		rel, best := strings.TrimPrefix(path, module), ""
+		for e := range tab {
+			if (rel == e || strings.HasPrefix(rel, e+"/")) && len(e) > len(best) {
+				best = e
+			}
+		}
+		return best
+	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
 		if !strings.HasPrefix(fields[0], module) {
@@ -100,8 +123,30 @@ func TestPackagesImportDownTheLayers(t *testing.T) {
 			t.Errorf("%s (%s) is in no layer of README.md's Architecture table", from, fields[0])
 			continue
 		}
+		tab := inner[from]
+		fromPart := ""
+		if tab != nil {
+			if fromPart = part(tab, fields[0]); fromPart == "" {
+				t.Errorf("%s is in no layer of README.md's table of %s", fields[0], from)
+				continue
+			}
+		}
 		for _, imp := range fields[1:] {
-			if !strings.HasPrefix(imp, module) || top(imp) == from {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			if top(imp) == from {
+				if tab == nil {
+					continue
+				}
+				impPart := part(tab, imp)
+				if impPart == fromPart {
+					continue
+				}
+				if li, ok := tab[impPart]; !ok || li >= tab[fromPart] {
+					t.Errorf("%s (%s, layer %d inside %s) imports %s (%s, layer %v): imports go down the layers only",
+						fields[0], fromPart, tab[fromPart], from, imp, impPart, tab[impPart])
+				}
 				continue
 			}
 			if li, ok := layers[top(imp)]; !ok || li >= lf {
@@ -109,6 +154,35 @@ func TestPackagesImportDownTheLayers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// layerTables reads the | layer | packages | what | tables of a README section, in order: each maps
+// its packages to their layers.
+func layerTables(section string) []map[string]int {
+	var tables []map[string]int
+	var cur map[string]int
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "|") {
+			cur = nil
+			continue
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 {
+			continue
+		}
+		layer, err := strconv.Atoi(strings.TrimSpace(cells[1]))
+		if err != nil {
+			continue
+		}
+		if cur == nil {
+			cur = map[string]int{}
+			tables = append(tables, cur)
+		}
+		for _, pkg := range strings.Split(cells[2], ",") {
+			cur[strings.Trim(strings.TrimSpace(pkg), "`")] = layer
+		}
+	}
+	return tables
 }
 
 // TestProductCommandsImportNoDemoTools: the commands built into product images (every main package

@@ -5,7 +5,9 @@ import corev1 "k8s.io/api/core/v1"
 // The defaults of the args the scheduler plugins share with the descheduler, in one place: the
 // versioned scheduler args (apis/config/v1) and the descheduler plugins that mirror them
 // (NodeCRDResourceFit, DefaultEvictor's nodeFit, LowNodeLoad) all default from here, so the two
-// binaries agree out of the box.
+// binaries agree out of the box. The docs, the chart and the shipped configurations that write these
+// values are held to them by manifests' TestDefaultsWrittenAreTheGoDefaults,
+// TestChartConstraintsAreTheGoDefaults and TestShippedConfigurationsAreTheChartConstraints.
 const (
 	// DefaultMissingCRPolicy is what a node without a ClusterScopedResource means by default.
 	DefaultMissingCRPolicy = MissingCRPolicyReject

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"github.com/accord-sched/accord/apis/descheduler"
@@ -35,6 +36,9 @@ import (
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 	"github.com/accord-sched/accord/pkg/informertransform"
 	"github.com/accord-sched/accord/pkg/metricsource"
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+	"github.com/accord-sched/accord/pkg/scheduler/frameworks"
+	schedplugins "github.com/accord-sched/accord/pkg/scheduler/plugins"
 )
 
 // DefaultLimitWindow is how often the per-cycle eviction counts reset when controllers run in the
@@ -46,36 +50,80 @@ const DefaultLimitWindow = time.Minute
 // gone stale (a broken watch) and says so; cycles check before they start.
 const CacheCheckPeriod = 10 * time.Second
 
+// Registries are what Options add plugins to: the descheduler's plugins and their args types, and
+// the scheduler plugins the SchedulerSimulation plugin simulates besides accord-scheduler's own.
+type Registries struct {
+	Plugins framework.Registry
+	Args    framework.ArgsTypes
+	// SchedulerPlugins are the out-of-tree scheduler plugins (WithSchedulerPlugin).
+	SchedulerPlugins []schedplugins.Descriptor
+}
+
 // Option adds plugins to the descheduler's registries.
-type Option func(framework.Registry, framework.ArgsTypes) error
+type Option func(*Registries) error
 
 // WithPlugin registers an out-of-tree plugin, and its args type when given (at most one; a pointer to
 // a struct embedding metav1.TypeMeta, implementing runtime.Object and optionally
 // framework.ArgsDefaulter and framework.ArgsValidator).
 func WithPlugin(name string, factory framework.PluginFactory, argsType ...runtime.Object) Option {
-	return func(reg framework.Registry, args framework.ArgsTypes) error {
+	return func(r *Registries) error {
 		if len(argsType) > 1 {
 			return fmt.Errorf("plugin %q: at most one args type", name)
 		}
-		if err := reg.Register(name, factory); err != nil {
+		if err := r.Plugins.Register(name, factory); err != nil {
 			return err
 		}
 		if len(argsType) == 1 {
-			return args.Register(name, argsType[0])
+			return r.Args.Register(name, argsType[0])
 		}
 		return nil
 	}
 }
 
-// Registries returns the in-tree registry and args types with opts applied.
-func Registries(opts ...Option) (framework.Registry, framework.ArgsTypes, error) {
-	reg, args := plugins.NewInTreeRegistry(), plugins.NewInTreeArgs()
+// WithSchedulerPlugin registers an out-of-tree scheduler plugin with the SchedulerSimulation plugin:
+// its simulated scheduler frameworks are built from kube-scheduler's in-tree plugins,
+// accord-scheduler's (schedplugins.Descriptors) and these, so a scheduler configuration
+// (--scheduler-config-file) that enables the plugin can be simulated. Give it the name and factory
+// the scheduler binary registers with kube-scheduler's app.WithPlugin: the simulation then judges
+// with the very plugin the scheduler runs (its args arrive as the scheduler's do, *runtime.Unknown
+// decoded by the factory, or nil without a pluginConfig entry).
+func WithSchedulerPlugin(name string, factory frameworkruntime.PluginFactory) Option {
+	return func(r *Registries) error {
+		if factory == nil {
+			return fmt.Errorf("scheduler plugin %q: nil factory", name)
+		}
+		for _, d := range schedplugins.Descriptors() {
+			if d.Name == name {
+				return fmt.Errorf("scheduler plugin %q: accord-scheduler already has a plugin by that name", name)
+			}
+		}
+		for _, d := range r.SchedulerPlugins {
+			if d.Name == name {
+				return fmt.Errorf("scheduler plugin %q: registered twice", name)
+			}
+		}
+		r.SchedulerPlugins = append(r.SchedulerPlugins, schedplugins.Descriptor{Name: name,
+			Factory: func(*crcache.Cache) frameworkruntime.PluginFactory { return factory }})
+		return nil
+	}
+}
+
+// NewRegistries returns the in-tree registries with opts applied. With scheduler plugins
+// registered, the SchedulerSimulation plugin is the one that simulates them too.
+func NewRegistries(opts ...Option) (*Registries, error) {
+	r := &Registries{Plugins: plugins.NewInTreeRegistry(), Args: plugins.NewInTreeArgs()}
 	for _, o := range opts {
-		if err := o(reg, args); err != nil {
-			return nil, nil, err
+		if err := o(r); err != nil {
+			return nil, err
 		}
 	}
-	return reg, args, nil
+	if len(r.SchedulerPlugins) > 0 {
+		if _, err := frameworks.Registry(schedplugins.Registry(r.SchedulerPlugins, nil)); err != nil {
+			return nil, fmt.Errorf("scheduler plugins: %w", err)
+		}
+		r.Plugins[schedulersimulation.Name] = schedulersimulation.NewFactory(append(schedplugins.Descriptors(), r.SchedulerPlugins...))
+	}
+	return r, nil
 }
 
 // Config is what Run needs.
@@ -152,11 +200,12 @@ func Run(ctx context.Context, cfg Config) error {
 // configuration (see schedulertruth.go), and the schedulerConfigFile of SchedulerSimulation args that
 // leave it empty is filled in with it.
 func LoadPolicy(policyFile, schedulerConfigFile string, opts ...Option) (*descheduler.DeschedulerPolicy, framework.Registry, error) {
-	reg, args, err := Registries(opts...)
+	r, err := NewRegistries(opts...)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := loadPolicyFile(policyFile, schedulerConfigFile, reg, args)
+	reg := r.Plugins
+	p, err := loadPolicyFile(policyFile, schedulerConfigFile, reg, r.Args)
 	if err != nil {
 		return nil, nil, err
 	}

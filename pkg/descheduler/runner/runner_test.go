@@ -4,11 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	fwk "k8s.io/kube-scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
@@ -24,15 +27,46 @@ func newNoop(context.Context, runtime.Object, framework.Handle) (framework.Plugi
 }
 
 func TestWithPlugin(t *testing.T) {
-	reg, args, err := Registries(WithPlugin("Noop", newNoop))
+	r, err := NewRegistries(WithPlugin("Noop", newNoop))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reg["Noop"] == nil || reg["DefaultEvictor"] == nil || args["DefaultEvictor"] == nil {
-		t.Errorf("registries: %v %v", reg, args)
+	if r.Plugins["Noop"] == nil || r.Plugins["DefaultEvictor"] == nil || r.Args["DefaultEvictor"] == nil {
+		t.Errorf("registries: %v %v", r.Plugins, r.Args)
 	}
-	if _, _, err := Registries(WithPlugin("DefaultEvictor", newNoop)); err == nil {
+	if _, err := NewRegistries(WithPlugin("DefaultEvictor", newNoop)); err == nil {
 		t.Error("an out-of-tree plugin replaced an in-tree one")
+	}
+}
+
+// WithSchedulerPlugin gives SchedulerSimulation a factory of its own, and refuses a name the
+// simulated scheduler already has (accord-scheduler's or kube-scheduler's in-tree plugins) or
+// registered twice.
+func TestWithSchedulerPlugin(t *testing.T) {
+	var oot frameworkruntime.PluginFactory = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return nil, nil }
+	plain, err := NewRegistries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRegistries(WithSchedulerPlugin("OutOfTree", oot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.SchedulerPlugins) != 1 || r.SchedulerPlugins[0].Name != "OutOfTree" {
+		t.Errorf("scheduler plugins %+v, want OutOfTree", r.SchedulerPlugins)
+	}
+	if reflect.ValueOf(r.Plugins[schedulersimulation.Name]).Pointer() == reflect.ValueOf(plain.Plugins[schedulersimulation.Name]).Pointer() {
+		t.Error("SchedulerSimulation's factory is the in-tree one: it would not simulate OutOfTree")
+	}
+	for _, opts := range [][]Option{
+		{WithSchedulerPlugin("LoadAware", oot)},
+		{WithSchedulerPlugin("NodeResourcesFit", oot)},
+		{WithSchedulerPlugin("OutOfTree", oot), WithSchedulerPlugin("OutOfTree", oot)},
+		{WithSchedulerPlugin("OutOfTree", nil)},
+	} {
+		if _, err := NewRegistries(opts...); err == nil {
+			t.Errorf("%d options: no error", len(opts))
+		}
 	}
 }
 

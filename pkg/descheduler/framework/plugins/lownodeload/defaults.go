@@ -6,9 +6,9 @@ import (
 	"github.com/accord-sched/accord/apis/config"
 )
 
-// Defaults. The high thresholds, the weights and the metric expiry are the scheduler LoadAware
-// plugin's (apis/config: usageThresholds cpu 65, memory 95; nodeMetricExpirationSeconds 180), so
-// that the two plugins agree out of the box.
+// Defaults. The high thresholds, the weights, the metric expiry and the usage estimate are the
+// scheduler LoadAware plugin's (apis/config's DefaultUsageThresholds, DefaultResourceWeights,
+// DefaultNodeMetricExpirationSeconds, ...), so that the two plugins agree out of the box.
 const (
 	DefaultNodeMetricExpirationSeconds       = config.DefaultNodeMetricExpirationSeconds
 	DefaultConsecutiveAbnormalities    int32 = 3

@@ -33,8 +33,8 @@ type LowNodeLoadArgs struct {
 	// nor cool), as LoadAware does; 0 means metrics never expire.
 	NodeMetricExpirationSeconds *int64 `json:"nodeMetricExpirationSeconds,omitempty"`
 	// EstimatedScalingFactors and EstimatedSecondsAfterPodScheduled are the usage estimate's args,
-	// with the type, meaning and defaults of the scheduler LoadAware plugin's (cpu 85, memory 70;
-	// 0): a node's usage is its NodeMetric's plus an estimate for each pod assigned since the
+	// with the type, meaning and defaults of the scheduler LoadAware plugin's (apis/config): a
+	// node's usage is its NodeMetric's plus an estimate for each pod assigned since the
 	// report, minus the reported usage of the pods that have left it (evicted, deleted). With
 	// --scheduler-config-file they default to LoadAware's, and another value is rejected. {} turns
 	// the estimate off.

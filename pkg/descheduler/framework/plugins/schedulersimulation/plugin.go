@@ -20,6 +20,7 @@ import (
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/simulator"
+	schedplugins "github.com/accord-sched/accord/pkg/scheduler/plugins"
 )
 
 // Name is the plugin's name in the registry and in policies.
@@ -111,16 +112,29 @@ var (
 // configuration over the Handle's informers; they must be started (the runtime does) before the
 // first simulation.
 func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
-	args, ok := obj.(*SchedulerSimulationArgs)
-	if !ok {
-		return nil, fmt.Errorf("want args of type SchedulerSimulationArgs, got %T", obj)
+	return NewFactory(nil)(ctx, obj, h)
+}
+
+// NewFactory is New with the scheduler plugins the simulated scheduler registers besides
+// kube-scheduler's in-tree ones: nil means accord-scheduler's own, schedplugins.Descriptors(); an
+// out-of-tree scheduler plugin is added to that list (runner.WithSchedulerPlugin does).
+func NewFactory(schedulerPlugins []schedplugins.Descriptor) framework.PluginFactory {
+	return func(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+		args, ok := obj.(*SchedulerSimulationArgs)
+		if !ok {
+			return nil, fmt.Errorf("want args of type SchedulerSimulationArgs, got %T", obj)
+		}
+		return newPlugin(ctx, args, h, clock.RealClock{}, schedulerPlugins)
 	}
-	return NewWithClock(ctx, args, h, clock.RealClock{})
 }
 
 // NewWithClock is New with a clock for the flap memory and the cycle detection. The simulator's
 // informer handlers and logs live under ctx (and stop with it or with the plugin's Close).
 func NewWithClock(ctx context.Context, args *SchedulerSimulationArgs, h framework.Handle, c clock.PassiveClock) (*Plugin, error) {
+	return newPlugin(ctx, args, h, c, nil)
+}
+
+func newPlugin(ctx context.Context, args *SchedulerSimulationArgs, h framework.Handle, c clock.PassiveClock, schedulerPlugins []schedplugins.Descriptor) (*Plugin, error) {
 	args = args.DeepCopy()
 	args.SetDefaults()
 	if errs := args.Validate(field.NewPath(Name + "Args")); len(errs) > 0 {
@@ -137,6 +151,7 @@ func NewWithClock(ctx context.Context, args *SchedulerSimulationArgs, h framewor
 		FallbackProfile: args.Profile,
 		Client:          h.ClientSet(),
 		InformerFactory: h.SharedInformerFactory(),
+		Plugins:         schedulerPlugins,
 	}
 	if af := h.AccordInformerFactory(); af != nil {
 		opts.AccordInformerFactory = af
