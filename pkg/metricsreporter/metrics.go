@@ -44,6 +44,12 @@ func NewMetrics() *Metrics {
 		}),
 	}
 	m.Registry.MustRegister(m.SourceErrors, m.NodesSkipped, m.Writes, m.RoundDuration)
+	// Every write's series starts at 0, so that an alert's rate sees the first failure.
+	for _, op := range []string{"create", "apply-status"} {
+		for _, result := range []string{"success", "error"} {
+			m.Writes.WithLabelValues(op, result)
+		}
+	}
 	return m
 }
 

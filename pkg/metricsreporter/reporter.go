@@ -109,6 +109,9 @@ func New(o Options) *Reporter {
 		o.Clock = clock.RealClock{}
 	}
 	p, _ := validation.Percentile(o.Config.Statistic)
+	// The source's series start at 0, so that an alert's rate sees the first failure.
+	o.Metrics.SourceErrors.WithLabelValues(o.Source.Name())
+	o.Metrics.NodesSkipped.WithLabelValues(o.Source.Name())
 	return &Reporter{
 		cfg: o.Config, source: o.Source, writer: o.Writer, nodes: o.Nodes, nodeMetrics: o.NodeMetrics,
 		podsOnNode: o.PodsOnNode, metrics: o.Metrics, clock: o.Clock, percentile: p,

@@ -256,3 +256,27 @@ func TestSourceDownNeverWritesZeros(t *testing.T) {
 		t.Fatalf("nodes skipped = %v (%v), want > 0", v, err)
 	}
 }
+
+// A new reporter exports its failure counters at 0 before any failure, so that an alert's rate sees
+// the first one.
+func TestFailureCountersStartAtZero(t *testing.T) {
+	f := newFixture(t, "last", "n1")
+	got, err := f.metric.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]int{}
+	for _, mf := range got {
+		series[mf.GetName()] = len(mf.GetMetric())
+	}
+	for name, want := range map[string]int{
+		"accord_metrics_reporter_source_errors_total": 1, "accord_metrics_reporter_nodes_skipped_total": 1, "accord_metrics_reporter_writes_total": 4,
+	} {
+		if series[name] != want {
+			t.Errorf("%s has %d series before any report, want %d", name, series[name], want)
+		}
+	}
+	if v, err := testutil.GetCounterMetricValue(f.metric.SourceErrors.WithLabelValues(f.src.Name())); err != nil || v != 0 {
+		t.Errorf("source errors %v (%v), want 0", v, err)
+	}
+}
