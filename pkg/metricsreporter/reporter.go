@@ -406,6 +406,9 @@ func (r *Reporter) do(ctx context.Context, logger klog.Logger, j job, now time.T
 		return
 	}
 	r.metrics.Writes.WithLabelValues("apply-status", "success").Inc()
+	if j.status.UpdateTime != nil {
+		r.metrics.UpdateTime.WithLabelValues(name).Set(float64(j.status.UpdateTime.Unix()))
+	}
 	r.mu.Lock()
 	r.reported[name] = report{sample: j.sample, at: now}
 	r.mu.Unlock()
@@ -418,4 +421,5 @@ func (r *Reporter) Forget(node string) {
 	delete(r.reported, node)
 	delete(r.created, node)
 	delete(r.nodeSeries, node)
+	r.metrics.UpdateTime.DeleteLabelValues(node)
 }

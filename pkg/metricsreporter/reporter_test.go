@@ -280,3 +280,27 @@ func TestFailureCountersStartAtZero(t *testing.T) {
 		t.Errorf("source errors %v (%v), want 0", v, err)
 	}
 }
+
+// Each NodeMetric status written sets the node's update-time gauge to its status.updateTime; a
+// forgotten (deleted) node's series goes.
+func TestUpdateTimeGauge(t *testing.T) {
+	f := newFixture(t, "last", "n1")
+	f.src.usage = metricsource.Usage{Nodes: map[string]corev1.ResourceList{"n1": rl("1", "1Gi")}}
+	if err := f.step(t); err != nil {
+		t.Fatal(err)
+	}
+	want := float64(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix())
+	if v, err := testutil.GetGaugeMetricValue(f.metric.UpdateTime.WithLabelValues("n1")); err != nil || v != want {
+		t.Fatalf("update time of n1 = %v (%v), want %v", v, err, want)
+	}
+	f.r.Forget("n1")
+	got, err := f.metric.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range got {
+		if mf.GetName() == "accord_metrics_reporter_nodemetric_update_timestamp_seconds" && len(mf.GetMetric()) != 0 {
+			t.Errorf("after Forget: %d series, want none", len(mf.GetMetric()))
+		}
+	}
+}
