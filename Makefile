@@ -25,7 +25,7 @@ UNIT_PKGS := ./apis/... ./pkg/... ./cmd/... ./manifests/...
 COMMANDS := $(notdir $(patsubst %/,%,$(dir $(wildcard cmd/*/main.go))))
 
 .PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench bench-scale kubectl fuzz
-.PHONY: static images dockerfiles test-images chart-crds chart-docs
+.PHONY: static images dockerfiles test-images chart-crds chart-docs monitoring
 
 # Images: every cmd/NAME is a product (bin/images/accord-NAME.tar) except the playground; the examples
 # live one level deeper (cmd/examples/*) and are not matched by COMMANDS.
@@ -160,6 +160,11 @@ test-images: images
 chart-crds:
 	rm -f manifests/charts/accord/crds/*.yaml
 	cp manifests/crds/*.yaml manifests/charts/accord/crds/
+
+# The Grafana dashboard (manifests/monitoring/accord-dashboard.json, generated from package monitoring's
+# panels), and the chart's copies of it and of the alert rules (manifests/charts/accord/files/).
+monitoring:
+	$(GO) run ./hack/monitoring
 
 # The chart's values reference (manifests/charts/accord/README.md), generated from values.schema.json.
 chart-docs:

@@ -9,9 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	mrv1alpha1 "github.com/accord-sched/accord/apis/metricsreporter/v1alpha1"
+	"github.com/accord-sched/accord/manifests/monitoring"
 	"github.com/accord-sched/accord/manifests/render"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/nodecrdresourcefit"
@@ -283,6 +286,57 @@ func TestChartServiceMonitor(t *testing.T) {
 	sm := render.Find(objs, "ServiceMonitor", "accord-descheduler")
 	if sm == nil || sm.GetLabels()["release"] != "prom" {
 		t.Errorf("ServiceMonitor accord-descheduler missing or without the extra labels: %v", sm)
+	}
+}
+
+// prometheusRule.enabled renders a PrometheusRule whose spec is manifests/monitoring's rules file, and
+// grafanaDashboard.enabled a ConfigMap with the dashboard and the sidecar's label; both are off by
+// default.
+func TestChartMonitoring(t *testing.T) {
+	objs, err := render.Chart(chartDir, release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := kinds(objs); k["PrometheusRule"] != 0 || render.Find(objs, "ConfigMap", "accord-dashboard") != nil {
+		t.Errorf("by default: %d PrometheusRules and dashboard ConfigMap %v, want none", k["PrometheusRule"], render.Find(objs, "ConfigMap", "accord-dashboard") != nil)
+	}
+	r := release
+	r.Values = map[string]any{
+		"prometheusRule":   map[string]any{"enabled": true, "labels": map[string]any{"release": "prom"}},
+		"grafanaDashboard": map[string]any{"enabled": true, "namespace": "grafana"},
+	}
+	objs, err = render.Chart(chartDir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := render.Find(objs, "PrometheusRule", "accord")
+	if pr == nil {
+		t.Fatal("no PrometheusRule accord")
+	}
+	if pr.GetLabels()["release"] != "prom" {
+		t.Errorf("PrometheusRule labels %v, want release=prom among them", pr.GetLabels())
+	}
+	var want map[string]any
+	if err := yaml.Unmarshal(monitoring.Rules, &want); err != nil {
+		t.Fatalf("rules file: %v", err)
+	}
+	spec, _, _ := unstructured.NestedFieldNoCopy(pr.Object, "spec")
+	if !equality.Semantic.DeepEqual(spec, want) {
+		t.Errorf("the PrometheusRule's spec is not manifests/monitoring/%s", monitoring.RulesFile)
+	}
+	cm := render.Find(objs, "ConfigMap", "accord-dashboard")
+	if cm == nil {
+		t.Fatal("no ConfigMap accord-dashboard")
+	}
+	if cm.GetNamespace() != "grafana" || cm.GetLabels()["grafana_dashboard"] != "1" {
+		t.Errorf("dashboard ConfigMap in %q with labels %v, want namespace grafana and grafana_dashboard=1", cm.GetNamespace(), cm.GetLabels())
+	}
+	data, err := render.ConfigMapData(objs, "accord-dashboard", monitoring.DashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data+"\n" != string(monitoring.DashboardJSON) {
+		t.Errorf("the ConfigMap's %s is not manifests/monitoring's", monitoring.DashboardFile)
 	}
 }
 

@@ -125,7 +125,7 @@ func (o *ServingOptions) Run(ctx context.Context, restCfg *rest.Config, s Servin
 	if !o.LeaderElection.LeaderElect {
 		return work(ctx)
 	}
-	return RunLeading(ctx, restCfg, o.LeaderElection, s.Name, s.Leader, work)
+	return RunLeading(ctx, restCfg, o.LeaderElection, s.Name, s.Leader, s.LeaderStatus, work)
 }
 
 // Command is what makes a component's command (NewCommand).

@@ -16,15 +16,29 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	componentbaseconfig "k8s.io/component-base/config"
+	"k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 )
+
+// NewLeaderStatus returns leader_election_master_status{name}: 1 while this replica holds the Lease
+// `name`, else 0. It is the gauge kube-scheduler exports (client-go's leader election through
+// component-base's metrics provider), under the same name and label, so one alert rule watches the
+// leader of every component. Register it with the component's registry and give it to Serving.
+func NewLeaderStatus() *metrics.GaugeVec {
+	return metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Name:           "leader_election_master_status",
+		Help:           "1 while this replica is the leader of the Lease `name`, 0 while it is not.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"name"})
+}
 
 // RunLeading runs run while this replica holds the lock cfg names, and returns when ctx ends or
 // leadership is lost; its error is run's. The lock is released when ctx is cancelled, so a clean
 // shutdown hands over at once, and health reports a replica whose renewals stopped. component names
-// the binary in the client's user agent and in the log lines.
+// the binary in the client's user agent and in the log lines. status (NewLeaderStatus; nil: none)
+// is set to 0 for the Lease's name at once, to 1 while leading.
 func RunLeading(ctx context.Context, restCfg *rest.Config, cfg componentbaseconfig.LeaderElectionConfiguration,
-	component string, health *leaderelection.HealthzAdaptor, run func(context.Context) error) error {
+	component string, health *leaderelection.HealthzAdaptor, status *metrics.GaugeVec, run func(context.Context) error) error {
 	client, err := kubernetes.NewForConfig(rest.AddUserAgent(restCfg, component+"-leader-election"))
 	if err != nil {
 		return err
@@ -40,6 +54,7 @@ func RunLeading(ctx context.Context, restCfg *rest.Config, cfg componentbaseconf
 	if err != nil {
 		return err
 	}
+	setLeading(status, cfg.ResourceName, false)
 	var runErr error
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
@@ -52,9 +67,11 @@ func RunLeading(ctx context.Context, restCfg *rest.Config, cfg componentbaseconf
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				klog.FromContext(ctx).Info("Leading; starting", "component", component, "identity", id)
+				setLeading(status, cfg.ResourceName, true)
 				runErr = run(ctx)
 			},
 			OnStoppedLeading: func() {
+				setLeading(status, cfg.ResourceName, false)
 				klog.FromContext(ctx).Info("Leadership lost or released", "component", component, "identity", id)
 			},
 		},
@@ -65,4 +82,16 @@ func RunLeading(ctx context.Context, restCfg *rest.Config, cfg componentbaseconf
 	// The elector logs that it waits for the lease, and each attempt.
 	elector.Run(ctx)
 	return runErr
+}
+
+// setLeading sets status{name} to 1 when leading, else 0; a nil status is left alone.
+func setLeading(status *metrics.GaugeVec, name string, leading bool) {
+	if status == nil {
+		return
+	}
+	v := 0.0
+	if leading {
+		v = 1
+	}
+	status.WithLabelValues(name).Set(v)
 }

@@ -13,6 +13,7 @@ import (
 	apiserveroptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/server/routes"
 	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/component-base/metrics"
 )
 
 // Serving is what a component serves on its secure port.
@@ -25,6 +26,9 @@ type Serving struct {
 	Ready func() error
 	// Metrics is served at /metrics; nil: not served.
 	Metrics http.Handler
+	// LeaderStatus, when leader election is on, is set to whether this replica leads
+	// (NewLeaderStatus, registered with the registry Metrics serves); nil: not exported.
+	LeaderStatus *metrics.GaugeVec
 	// Profiling serves pprof under /debug/pprof (to callers allowed get on /debug/pprof/*).
 	Profiling bool
 	// DisableHTTP2 serves HTTP/1.1 only (besides the serving options' own switch).

@@ -19,6 +19,9 @@ type Metrics struct {
 	Writes *metrics.CounterVec
 	// RoundDuration is the wall time of one report round (all its writes included).
 	RoundDuration *metrics.Histogram
+	// UpdateTime is, per node, the status.updateTime of the NodeMetric this reporter last wrote
+	// (Unix seconds); a deleted node's series is dropped.
+	UpdateTime *metrics.GaugeVec
 }
 
 // NewMetrics returns metrics registered with a fresh registry.
@@ -42,8 +45,18 @@ func NewMetrics() *Metrics {
 			Help: "Duration of one report round, its writes included.", Buckets: metrics.ExponentialBuckets(0.001, 2, 18),
 			StabilityLevel: metrics.ALPHA,
 		}),
+		UpdateTime: metrics.NewGaugeVec(&metrics.GaugeOpts{
+			Namespace: "accord", Subsystem: "metrics_reporter", Name: "nodemetric_update_timestamp_seconds",
+			Help: "Per node, the status.updateTime (Unix seconds) of the NodeMetric this reporter last wrote; time() minus it is the NodeMetric's age.", StabilityLevel: metrics.ALPHA,
+		}, []string{"node"}),
 	}
-	m.Registry.MustRegister(m.SourceErrors, m.NodesSkipped, m.Writes, m.RoundDuration)
+	m.Registry.MustRegister(m.SourceErrors, m.NodesSkipped, m.Writes, m.RoundDuration, m.UpdateTime)
+	// Every write's series starts at 0, so that an alert's rate sees the first failure.
+	for _, op := range []string{"create", "apply-status"} {
+		for _, result := range []string{"success", "error"} {
+			m.Writes.WithLabelValues(op, result)
+		}
+	}
 	return m
 }
 

@@ -109,6 +109,9 @@ func New(o Options) *Reporter {
 		o.Clock = clock.RealClock{}
 	}
 	p, _ := validation.Percentile(o.Config.Statistic)
+	// The source's series start at 0, so that an alert's rate sees the first failure.
+	o.Metrics.SourceErrors.WithLabelValues(o.Source.Name())
+	o.Metrics.NodesSkipped.WithLabelValues(o.Source.Name())
 	return &Reporter{
 		cfg: o.Config, source: o.Source, writer: o.Writer, nodes: o.Nodes, nodeMetrics: o.NodeMetrics,
 		podsOnNode: o.PodsOnNode, metrics: o.Metrics, clock: o.Clock, percentile: p,
@@ -403,6 +406,9 @@ func (r *Reporter) do(ctx context.Context, logger klog.Logger, j job, now time.T
 		return
 	}
 	r.metrics.Writes.WithLabelValues("apply-status", "success").Inc()
+	if j.status.UpdateTime != nil {
+		r.metrics.UpdateTime.WithLabelValues(name).Set(float64(j.status.UpdateTime.Unix()))
+	}
 	r.mu.Lock()
 	r.reported[name] = report{sample: j.sample, at: now}
 	r.mu.Unlock()
@@ -415,4 +421,5 @@ func (r *Reporter) Forget(node string) {
 	delete(r.reported, node)
 	delete(r.created, node)
 	delete(r.nodeSeries, node)
+	r.metrics.UpdateTime.DeleteLabelValues(node)
 }

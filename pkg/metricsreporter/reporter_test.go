@@ -256,3 +256,51 @@ func TestSourceDownNeverWritesZeros(t *testing.T) {
 		t.Fatalf("nodes skipped = %v (%v), want > 0", v, err)
 	}
 }
+
+// A new reporter exports its failure counters at 0 before any failure, so that an alert's rate sees
+// the first one.
+func TestFailureCountersStartAtZero(t *testing.T) {
+	f := newFixture(t, "last", "n1")
+	got, err := f.metric.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]int{}
+	for _, mf := range got {
+		series[mf.GetName()] = len(mf.GetMetric())
+	}
+	for name, want := range map[string]int{
+		"accord_metrics_reporter_source_errors_total": 1, "accord_metrics_reporter_nodes_skipped_total": 1, "accord_metrics_reporter_writes_total": 4,
+	} {
+		if series[name] != want {
+			t.Errorf("%s has %d series before any report, want %d", name, series[name], want)
+		}
+	}
+	if v, err := testutil.GetCounterMetricValue(f.metric.SourceErrors.WithLabelValues(f.src.Name())); err != nil || v != 0 {
+		t.Errorf("source errors %v (%v), want 0", v, err)
+	}
+}
+
+// Each NodeMetric status written sets the node's update-time gauge to its status.updateTime; a
+// forgotten (deleted) node's series goes.
+func TestUpdateTimeGauge(t *testing.T) {
+	f := newFixture(t, "last", "n1")
+	f.src.usage = metricsource.Usage{Nodes: map[string]corev1.ResourceList{"n1": rl("1", "1Gi")}}
+	if err := f.step(t); err != nil {
+		t.Fatal(err)
+	}
+	want := float64(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix())
+	if v, err := testutil.GetGaugeMetricValue(f.metric.UpdateTime.WithLabelValues("n1")); err != nil || v != want {
+		t.Fatalf("update time of n1 = %v (%v), want %v", v, err, want)
+	}
+	f.r.Forget("n1")
+	got, err := f.metric.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range got {
+		if mf.GetName() == "accord_metrics_reporter_nodemetric_update_timestamp_seconds" && len(mf.GetMetric()) != 0 {
+			t.Errorf("after Forget: %d series, want none", len(mf.GetMetric()))
+		}
+	}
+}

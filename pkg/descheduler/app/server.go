@@ -165,6 +165,8 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 		}
 	}()
 	m := metrics.New()
+	leaderStatus := component.NewLeaderStatus()
+	m.Registry.MustRegister(leaderStatus)
 	ready := newReadiness()
 	cfg := runner.Config{
 		RestConfig: restCfg, PolicyConfigFile: o.PolicyConfigFile, SchedulerConfigFile: o.SchedulerConfigFile, DeschedulingInterval: o.DeschedulingInterval,
@@ -179,5 +181,5 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 	}
 	// HTTP/2 only with --enable-http2 (upstream's switch), and never with --disable-http2-serving.
 	return o.ServingOptions.Run(ctx, restCfg, component.Serving{Name: "accord-descheduler", Ready: ready.check, Metrics: metricsHandler,
-		Profiling: o.Profiling, DisableHTTP2: !o.EnableHTTP2}, func(ctx context.Context) error { return runner.Run(ctx, cfg) })
+		LeaderStatus: leaderStatus, Profiling: o.Profiling, DisableHTTP2: !o.EnableHTTP2}, func(ctx context.Context) error { return runner.Run(ctx, cfg) })
 }

@@ -145,6 +145,8 @@ func New() *Metrics {
 		}, []string{"profile"}),
 	}
 	m.Registry.MustRegister(m.PodsEvicted, m.CycleDuration, m.PluginDuration, m.PluginFailures, m.Cycles, m.CyclesSkipped, m.CapSkippedPluginCalls, m.CachesStale, m.EvictionsHeld, m.EvictionsInProgress, m.WindowOpen)
+	// Known label values start at 0, so that the first skip is an increase (alert rules read it).
+	m.CyclesSkipped.WithLabelValues(SkipCachesNotSynced)
 	return m
 }
 

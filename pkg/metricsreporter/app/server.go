@@ -98,6 +98,8 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	m := metricsreporter.NewMetrics()
+	leaderStatus := component.NewLeaderStatus()
+	m.Registry.MustRegister(leaderStatus)
 	var ready, leading atomic.Bool
 	rc := Config{RestConfig: restCfg, Config: cfg, Metrics: m, OnReady: func() { ready.Store(true) }}
 
@@ -109,7 +111,7 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 		return nil
 	}
-	return o.ServingOptions.Run(ctx, restCfg, component.Serving{Name: "accord-metrics-reporter", Ready: readyCheck, Metrics: m.Handler()},
+	return o.ServingOptions.Run(ctx, restCfg, component.Serving{Name: "accord-metrics-reporter", Ready: readyCheck, Metrics: m.Handler(), LeaderStatus: leaderStatus},
 		func(ctx context.Context) error {
 			leading.Store(true)
 			return Run(ctx, rc)

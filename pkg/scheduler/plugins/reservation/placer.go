@@ -121,6 +121,7 @@ func (h *snapshotHolder) PodGroupStates() fwk.PodGroupStateLister {
 
 // NewPlacer builds the Placer's frameworks (one per profile) and registers its informers.
 func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
+	registerMetrics()
 	jsonCfg := rest.CopyConfig(cfg.KubeConfig)
 	jsonCfg.ContentType, jsonCfg.AcceptContentTypes = "application/json", "application/json"
 	jsonCfg.UserAgent = "accord-scheduler-reservation-placer"
@@ -450,6 +451,7 @@ func (p *Placer) setStatus(ctx context.Context, r *schedv1alpha1.Reservation, ph
 	if err != nil {
 		return fmt.Errorf("updating the status of reservation %s/%s to %s: %w", r.Namespace, r.Name, phase, err)
 	}
+	transitions.WithLabelValues(string(phase), reason).Inc()
 	klog.FromContext(ctx).V(2).Info("Reservation status", "reservation", klog.KObj(r), "phase", phase, "reason", reason, "node", node)
 	return nil
 }

@@ -74,6 +74,7 @@ type Plugin struct {
 	pods       corelisters.PodLister
 	queue      *controller.Queue
 	now        func() time.Time
+	metrics    *metrics
 }
 
 var _ framework.Controller = &Plugin{}
@@ -92,7 +93,7 @@ func New(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plu
 	}
 	inf := h.AccordInformerFactory().Scheduling().V1alpha1().PodMigrations()
 	p := &Plugin{handle: h, accord: accord, migrations: inf.Lister(), informer: inf.Informer(),
-		pods: h.SharedInformerFactory().Core().V1().Pods().Lister(), now: time.Now}
+		pods: h.SharedInformerFactory().Core().V1().Pods().Lister(), now: time.Now, metrics: newMetrics()}
 	return p, nil
 }
 
@@ -367,6 +368,9 @@ func (p *Plugin) writeStatus(ctx context.Context, pm *schedv1alpha1.PodMigration
 	})
 	if err != nil {
 		return fmt.Errorf("updating the status of PodMigration %s/%s: %w", pm.Namespace, pm.Name, err)
+	}
+	if res.status.Phase != pm.Status.Phase {
+		p.metrics.transitions.WithLabelValues(string(res.status.Phase)).Inc()
 	}
 	if rec := p.handle.EventRecorder(); rec != nil && res.reason != "" {
 		var related runtime.Object

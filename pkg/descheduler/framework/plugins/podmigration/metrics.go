@@ -1,0 +1,50 @@
+package podmigration
+
+import (
+	"sync"
+
+	compmetrics "k8s.io/component-base/metrics"
+
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+)
+
+// metrics are the controller's metrics; the runtime registers them with the descheduler's registry
+// (RegisterMetrics), one set per registry whatever the number of profiles running the controller.
+type metrics struct {
+	// transitions counts the phases the controller writes (Pending, Running, Succeeded, Failed,
+	// Aborted), each time a migration enters one.
+	transitions *compmetrics.CounterVec
+}
+
+func newMetrics() *metrics {
+	return &metrics{transitions: compmetrics.NewCounterVec(&compmetrics.CounterOpts{
+		Namespace: "accord", Subsystem: "descheduler", Name: "pod_migration_transitions_total",
+		Help:           "PodMigrations that entered a phase (Pending, Running, Succeeded, Failed, Aborted), as written by the PodMigration controller.",
+		StabilityLevel: compmetrics.ALPHA,
+	}, []string{"phase"})}
+}
+
+var (
+	sharedMu sync.Mutex
+	shared   = map[compmetrics.KubeRegistry]*metrics{}
+)
+
+// RegisterMetrics registers the controller's metrics with reg (once per registry: the profiles'
+// instances share them), each phase starting at 0 so that a rate sees the first migration.
+func (p *Plugin) RegisterMetrics(reg compmetrics.KubeRegistry) error {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if m := shared[reg]; m != nil {
+		p.metrics = m
+		return nil
+	}
+	if err := reg.Register(p.metrics.transitions); err != nil {
+		return err
+	}
+	for _, phase := range []schedv1alpha1.PodMigrationPhase{schedv1alpha1.PodMigrationPending, schedv1alpha1.PodMigrationRunning,
+		schedv1alpha1.PodMigrationSucceeded, schedv1alpha1.PodMigrationFailed, schedv1alpha1.PodMigrationAborted} {
+		p.metrics.transitions.WithLabelValues(string(phase))
+	}
+	shared[reg] = p.metrics
+	return nil
+}
