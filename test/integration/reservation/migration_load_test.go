@@ -193,8 +193,9 @@ func TestPodMigrationRestartNeverMigratesTheReplacement(t *testing.T) {
 	}
 }
 
-// TestPodMigrationsInFlightConcurrently: three pods of one Deployment on src, three PodMigrations to
-// dst, --max-concurrent-migrations=2 and no scheduler at first: exactly two migrations hold a
+// TestPodMigrationsInFlightConcurrently: the pods of three one-replica Deployments on src (three
+// workloads: the workload budget would serialise pods of one), three PodMigrations to dst,
+// --max-concurrent-migrations=2 and no scheduler at first: exactly two migrations hold a
 // reservation waiting to be placed at once (the third waits for a worker), where one worker
 // would hold one. Once accord-scheduler runs, all three succeed onto dst.
 func TestPodMigrationsInFlightConcurrently(t *testing.T) {
@@ -203,12 +204,14 @@ func TestPodMigrationsInFlightConcurrently(t *testing.T) {
 	c.crNodes(t, map[string]bool{"src": true}, "src")
 	c.crNodes(t, map[string]bool{"dst": true}, "dst")
 	src, dst := c.nodes[0], c.nodes[1]
-	labels := map[string]string{"app": "web"}
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: c.ns}, Spec: appsv1.DeploymentSpec{
-		Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: c.memSpec("1", 0)}}}
-	if _, err := env.Client.AppsV1().Deployments(c.ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for i := range 3 {
+		labels := map[string]string{"app": fmt.Sprintf("web-%d", i)}
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: labels["app"], Namespace: c.ns}, Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: c.memSpec("1", 0)}}}
+		if _, err := env.Client.AppsV1().Deployments(c.ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// No scheduler runs: the test binds the three pods to src itself.
 	var pods []string
@@ -243,7 +246,7 @@ func TestPodMigrationsInFlightConcurrently(t *testing.T) {
 		t.Fatalf("pods not running on %s: %v", src, err)
 	}
 	// The per-node cap (2 by default) would hold the third eviction: raised, so that only the flag
-	// bounds the migrations in flight.
+	// bounds the migrations in flight. (rsvPolicy lets one-replica workloads be evicted.)
 	policy := strings.Replace(rsvPolicy(c, podmigration.Name, "ReservationFirst", "{placementTimeout: 2m}"), "profiles:", "maxNoOfPodsToEvictPerNode: 10\nprofiles:", 1)
 	schedCfg := inprocess.WriteFile(t, "scheduler-config.yaml", schedulerConfig)
 	inprocess.Descheduler(t, runner.Config{RestConfig: env.Config, PolicyConfigFile: inprocess.WriteFile(t, "policy.yaml", policy),
@@ -311,6 +314,9 @@ func TestPodMigrationEvictDirectly(t *testing.T) {
 	old := c.statefulSet(t)
 	c.crNodes(t, map[string]bool{"dst": true}, "dst")
 	ctx := context.Background()
+	// src no longer offers the resource: the simulation sends the replacement to dst (EvictDirectly
+	// still takes the profile's filters; it only reserves nothing).
+	c.setEnabled(t, c.nodes[0], false)
 
 	bad := &schedv1alpha1.PodMigration{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: c.ns},
 		Spec: schedv1alpha1.PodMigrationSpec{PodName: "db-0", TargetNode: c.nodes[1], Mode: schedv1alpha1.PodMigrationEvictDirectly}}

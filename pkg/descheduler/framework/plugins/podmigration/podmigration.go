@@ -123,7 +123,20 @@ func (p *Plugin) Name() string { return Name }
 func (p *Plugin) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	p.queue = controller.NewQueue(Name, p.reconcile)
-	reg, err := p.informer.AddEventHandler(p.queue.EventHandler(nil))
+	// A migration is queued when it is created and when its spec changes; the status writes of this
+	// controller do not queue it again (a held one would otherwise be retried at once, whatever its
+	// back-off): it comes back when it asked to (AddAfter).
+	reg, err := p.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: p.enqueue,
+		UpdateFunc: func(old, obj any) {
+			o, ok1 := old.(*schedv1alpha1.PodMigration)
+			n, ok2 := obj.(*schedv1alpha1.PodMigration)
+			if ok1 && ok2 && o.Generation == n.Generation {
+				return
+			}
+			p.enqueue(obj)
+		},
+	})
 	if err != nil {
 		logger.Error(err, "Adding the PodMigration event handler")
 		return
@@ -136,6 +149,12 @@ func (p *Plugin) Run(ctx context.Context) {
 	workers := p.handle.MaxConcurrentMigrations()
 	logger.Info("Moving PodMigrations", "concurrent", workers)
 	p.queue.Run(ctx, workers)
+}
+
+func (p *Plugin) enqueue(obj any) {
+	if pm, ok := obj.(*schedv1alpha1.PodMigration); ok {
+		p.queue.Add(pm.Namespace + "/" + pm.Name)
+	}
 }
 
 // result is what one reconcile decided: the status to write (nil: none) and when to look again
@@ -153,7 +172,10 @@ func (p *Plugin) reconcile(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	pm, err := p.migrations.PodMigrations(ns).Get(name)
+	// Read from the apiserver, not the informer: the informer may not have this controller's last
+	// status write yet, and acting on an older status could redo a step (reserve, evict) already
+	// done or undone.
+	pm, err := p.accord.SchedulingV1alpha1().PodMigrations(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		p.held.Forget(key)
 		return nil
