@@ -5,7 +5,11 @@
 // the target), the shared eviction limits, workload budgets, eviction windows and dry-run, and the
 // profile's evict plugin, which must be ReservationFirst: the Reservation for the target is placed
 // by accord-scheduler before the pod is evicted through the Eviction API (PodDisruptionBudgets
-// apply). Progress goes to the PodMigration's status and Events.
+// apply); in mode EvictDirectly nothing is reserved. Progress goes to the PodMigration's status and
+// Events. One live migration per pod (a later one is refused, naming the first); the pod's UID
+// is in the status before anything is reserved or evicted, and the step before the eviction is
+// recorded too, so that a descheduler restarted after a crash resumes or ends the migration and
+// never evicts the pod's replacement; up to Handle.MaxConcurrentMigrations migrations run at once.
 package podmigration
 
 import (
