@@ -6,11 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/accord-sched/accord/apis/config"
+	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/reservation"
 )
 
 // TestChartConstraintsAreTheGoDefaults: the chart's constraints block is apis/config's defaults,
@@ -73,6 +76,55 @@ func TestChartConstraintsAreTheGoDefaults(t *testing.T) {
 		} {
 			if !strings.Contains(doc.text, want) {
 				t.Errorf("%s does not note the usageThresholds difference %q", doc.name, want)
+			}
+		}
+	}
+}
+
+// TestChartFlagsAreTheGoDefaults: the chart's scheduler.reservationRetention and
+// descheduler.maxConcurrentMigrations, and the kustomize Deployments' flags, are the binaries'
+// defaults.
+func TestChartFlagsAreTheGoDefaults(t *testing.T) {
+	data, err := os.ReadFile("charts/accord/values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values struct {
+		Scheduler struct {
+			ReservationRetention string `json:"reservationRetention"`
+		} `json:"scheduler"`
+		Descheduler struct {
+			MaxConcurrentMigrations int `json:"maxConcurrentMigrations"`
+		} `json:"descheduler"`
+	}
+	if err := yaml.Unmarshal(data, &values); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := time.ParseDuration(values.Scheduler.ReservationRetention); err != nil || d != reservation.DefaultRetention {
+		t.Errorf("scheduler.reservationRetention %q (%v), Go default %s", values.Scheduler.ReservationRetention, err, reservation.DefaultRetention)
+	}
+	if values.Descheduler.MaxConcurrentMigrations != fwruntime.DefaultMaxConcurrentMigrations {
+		t.Errorf("descheduler.maxConcurrentMigrations %d, Go default %d", values.Descheduler.MaxConcurrentMigrations, fwruntime.DefaultMaxConcurrentMigrations)
+	}
+	for file, flag := range map[string]string{"scheduler/deployment.yaml": "--reservation-retention=", "descheduler/deployment.yaml": "--max-concurrent-migrations="} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var value string
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "- "+flag); ok {
+				value = v
+			}
+		}
+		switch flag {
+		case "--reservation-retention=":
+			if d, err := time.ParseDuration(value); err != nil || d != reservation.DefaultRetention {
+				t.Errorf("%s passes %s%q (%v), Go default %s", file, flag, value, err, reservation.DefaultRetention)
+			}
+		default:
+			if value != strconv.Itoa(fwruntime.DefaultMaxConcurrentMigrations) {
+				t.Errorf("%s passes %s%q, Go default %d", file, flag, value, fwruntime.DefaultMaxConcurrentMigrations)
 			}
 		}
 	}

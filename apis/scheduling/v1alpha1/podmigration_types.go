@@ -33,8 +33,19 @@ type PodMigration struct {
 	Status PodMigrationStatus `json:"status,omitempty"`
 }
 
-// PodMigrationSpec names the pod to move and, optionally, where and by when.
+// PodMigrationSpec names the pod to move and, optionally, how, where and by when.
+// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'EvictDirectly' || !has(self.targetNode) || size(self.targetNode) == 0",message="targetNode needs mode ReservationFirst: EvictDirectly reserves nothing, so it cannot send the pod to a node"
 type PodMigrationSpec struct {
+	// Mode is how the pod is moved. ReservationFirst (the default): the replacement's place is
+	// reserved (accord-scheduler places a Reservation) before the pod is evicted, and the
+	// migration succeeds once the replacement is placed into it. EvictDirectly: the pod is evicted
+	// at once, under the same limits, budgets, windows and PodDisruptionBudgets, with no
+	// reservation; the migration succeeds once the pod is evicted, and the scheduler places the
+	// replacement wherever it fits.
+	// +optional
+	// +kubebuilder:validation:Enum=ReservationFirst;EvictDirectly
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="mode is immutable"
+	Mode PodMigrationMode `json:"mode,omitempty"`
 	// PodName is the pod to move, in the PodMigration's namespace. It must be placed by a scheduler
 	// the descheduler reserves for (accord-scheduler) and have a controller that recreates it
 	// (a ReplicaSet, a StatefulSet...).
@@ -51,8 +62,10 @@ type PodMigrationSpec struct {
 	TargetNode string `json:"targetNode,omitempty"`
 	// Deadline, when set, is when a migration that has not evicted its pod yet gives up (Aborted,
 	// reason DeadlineExceeded): a move held by a closed eviction window, a limit, a budget or a
-	// PodDisruptionBudget is retried until then. Without it such a migration is retried for
-	// DefaultPodMigrationDeadline after its creation.
+	// PodDisruptionBudget is retried (with a growing back-off) until then. Without it such a
+	// migration is retried for DefaultPodMigrationDeadline after its creation. At most
+	// MaxPodMigrationDeadline (1h) after the creation: a later one fails the migration at once
+	// (reason Invalid, the field named).
 	// +optional
 	Deadline *metav1.Time `json:"deadline,omitempty"`
 	// TTLSecondsAfterFinished, when set, deletes the PodMigration that long after it finished
@@ -61,6 +74,16 @@ type PodMigrationSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
+
+// PodMigrationMode is how a PodMigration moves its pod.
+type PodMigrationMode string
+
+const (
+	// PodMigrationReservationFirst reserves the replacement's place before evicting (the default).
+	PodMigrationReservationFirst PodMigrationMode = "ReservationFirst"
+	// PodMigrationEvictDirectly evicts without a reservation.
+	PodMigrationEvictDirectly PodMigrationMode = "EvictDirectly"
+)
 
 // PodMigrationPhase is where a PodMigration is in its life.
 // +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Aborted
@@ -86,6 +109,9 @@ const (
 // spec.deadline may wait before its pod is evicted.
 const DefaultPodMigrationDeadline = 10 * time.Minute
 
+// MaxPodMigrationDeadline is the ceiling of spec.deadline, counted from the migration's creation.
+const MaxPodMigrationDeadline = time.Hour
+
 // PodMigrationStatus is the progress of a PodMigration.
 type PodMigrationStatus struct {
 	// +optional
@@ -98,7 +124,8 @@ type PodMigrationStatus struct {
 	// available: ..." message.
 	// +optional
 	Message string `json:"message,omitempty"`
-	// PodUID is the UID of the pod being moved, once found.
+	// PodUID is the UID of the pod being moved, written before the pod is evicted: a migration
+	// whose pod now has another UID (a StatefulSet's replacement keeps the name) never evicts it.
 	// +optional
 	PodUID types.UID `json:"podUID,omitempty"`
 	// SourceNode is the node the pod ran on.
@@ -142,4 +169,12 @@ type PodMigrationList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 
 	Items []PodMigration `json:"items"`
+}
+
+// ModeOrDefault is spec.mode, ReservationFirst when empty.
+func (s *PodMigrationSpec) ModeOrDefault() PodMigrationMode {
+	if s.Mode == "" {
+		return PodMigrationReservationFirst
+	}
+	return s.Mode
 }

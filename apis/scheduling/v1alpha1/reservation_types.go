@@ -11,6 +11,10 @@ import (
 // DefaultReservationTTL is how long a Reservation without spec.ttl holds its place.
 const DefaultReservationTTL = 5 * time.Minute
 
+// MaxReservationTTL is the ceiling of spec.ttl (the CRD rejects a longer one): no reservation holds
+// room longer than this, whatever the grace period of the pod it was made for.
+const MaxReservationTTL = time.Hour
+
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:object:root=true
@@ -50,8 +54,9 @@ type ReservationSpec struct {
 	Owners []ReservationOwner `json:"owners"`
 
 	// TTL is how long after its creation an unconsumed reservation holds its place; then it is
-	// Expired and its room is free again. Default 300s.
+	// Expired and its room is free again. Default 300s, at most 1h (MaxReservationTTL).
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s') && duration(self) <= duration('1h')",message="must be positive and at most 1h"
 	TTL *metav1.Duration `json:"ttl,omitempty"`
 }
 
@@ -122,6 +127,16 @@ type ReservationStatus struct {
 	// BoundPod is the owner pod that consumed the reservation.
 	// +optional
 	BoundPod *ReservationBoundPod `json:"boundPod,omitempty"`
+	// CompletionTime is when accord-scheduler's reservation collector found the reservation
+	// finished (Bound, Expired or Failed); it deletes the reservation --reservation-retention later.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+}
+
+// Finished reports whether the phase is final (Bound, Expired or Failed): the reservation holds
+// nothing any more.
+func (p ReservationPhase) Finished() bool {
+	return p == ReservationBound || p == ReservationExpired || p == ReservationFailed
 }
 
 // ReservationBoundPod identifies the pod that consumed a reservation.

@@ -407,6 +407,10 @@ func (in *ReservationStatus) DeepCopyInto(out *ReservationStatus) {
 		*out = new(ReservationBoundPod)
 		**out = **in
 	}
+	if in.CompletionTime != nil {
+		in, out := &in.CompletionTime, &out.CompletionTime
+		*out = (*in).DeepCopy()
+	}
 	return
 }
 

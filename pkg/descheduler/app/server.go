@@ -14,6 +14,7 @@ import (
 
 	"github.com/accord-sched/accord/pkg/component"
 	"github.com/accord-sched/accord/pkg/crdcheck"
+	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 )
@@ -28,6 +29,8 @@ type Options struct {
 	DeschedulingInterval time.Duration
 	DryRun               bool
 	EventDriven          bool
+	// MaxConcurrentMigrations is --max-concurrent-migrations.
+	MaxConcurrentMigrations int
 	// Kubeconfig is --kubeconfig (deprecated upstream) and ClientConnectionKubeconfig is
 	// --client-connection-kubeconfig; they name the same setting and may both be given only with
 	// the same value (see kubeconfig).
@@ -55,12 +58,13 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		QPS:              50,
-		CacheSyncTimeout: crdcheck.DefaultSyncTimeout,
-		Burst:            100,
-		ServingOptions:   component.NewServingOptions("accord-descheduler", DefaultSecurePort, component.Lease{Elect: false, Duration: 137 * time.Second, RenewDeadline: 107 * time.Second, RetryPeriod: 26 * time.Second}),
-		Tracing:          TracingOptions{ServiceName: DefaultOtelServiceName, SampleRate: 1},
-		Base:             component.NewBase(deschedulerFeatureGates()),
+		QPS:                     50,
+		CacheSyncTimeout:        crdcheck.DefaultSyncTimeout,
+		Burst:                   100,
+		MaxConcurrentMigrations: fwruntime.DefaultMaxConcurrentMigrations,
+		ServingOptions:          component.NewServingOptions("accord-descheduler", DefaultSecurePort, component.Lease{Elect: false, Duration: 137 * time.Second, RenewDeadline: 107 * time.Second, RetryPeriod: 26 * time.Second}),
+		Tracing:                 TracingOptions{ServiceName: DefaultOtelServiceName, SampleRate: 1},
+		Base:                    component.NewBase(deschedulerFeatureGates()),
 	}
 }
 
@@ -73,6 +77,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.DurationVar(&o.DeschedulingInterval, "descheduling-interval", o.DeschedulingInterval, "Time between descheduling cycles; 0 runs one cycle and exits (unless --event-driven).")
 	fs.BoolVar(&o.DryRun, "dry-run", o.DryRun, "Log the evictions instead of performing them; nothing is written to the cluster.")
 	fs.BoolVar(&o.EventDriven, "event-driven", o.EventDriven, "Start the enabled Controller plugins, which evict in reaction to cluster events, and keep running for them.")
+	fs.IntVar(&o.MaxConcurrentMigrations, "max-concurrent-migrations", o.MaxConcurrentMigrations, "How many PodMigrations the PodMigration controller (with --event-driven) moves at once; each also needs a slot of the policy's eviction limits, and a held one waits with a growing back-off.")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig file; empty uses the in-cluster configuration. Deprecated upstream in favour of --client-connection-kubeconfig, which names the same setting.")
 	fs.StringVar(&o.ClientConnectionKubeconfig, "client-connection-kubeconfig", o.ClientConnectionKubeconfig, "Kubeconfig file; empty uses the in-cluster configuration. Same setting as --kubeconfig: give either, or both with the same value.")
 	fs.Float32Var(&o.QPS, "client-connection-qps", o.QPS, "QPS of the connection to the apiserver.")
@@ -98,6 +103,9 @@ func (o *Options) Validate() error {
 	var errs []error
 	if o.PolicyConfigFile == "" {
 		errs = append(errs, errors.New("--policy-config-file is required"))
+	}
+	if o.MaxConcurrentMigrations < 1 {
+		errs = append(errs, fmt.Errorf("--max-concurrent-migrations=%d: must be at least 1", o.MaxConcurrentMigrations))
 	}
 	if o.DeschedulingInterval < 0 {
 		errs = append(errs, errors.New("--descheduling-interval must not be negative"))
@@ -170,7 +178,7 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 	ready := newReadiness()
 	cfg := runner.Config{
 		RestConfig: restCfg, PolicyConfigFile: o.PolicyConfigFile, SchedulerConfigFile: o.SchedulerConfigFile, DeschedulingInterval: o.DeschedulingInterval,
-		DryRun: o.DryRun, EventDriven: o.EventDriven, Plugins: opts, Metrics: m,
+		DryRun: o.DryRun, EventDriven: o.EventDriven, Plugins: opts, Metrics: m, MaxConcurrentMigrations: o.MaxConcurrentMigrations,
 		EvictionsInBackground: o.FeatureGate.Enabled(EvictionsInBackground),
 		OnReady:               ready.setReady, OnWaiting: ready.setWaiting, OnCachesStale: ready.setStale, CacheSyncTimeout: o.CacheSyncTimeout, TracerProvider: tp,
 	}

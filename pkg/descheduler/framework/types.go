@@ -86,6 +86,13 @@ type EvictOptions struct {
 	// RequireReservation asks a reservation-first evict plugin (ReservationFirst) to refuse, rather
 	// than evict directly, a pod it would not reserve for (PodMigration sets it).
 	RequireReservation bool
+	// NoReservation asks a reservation-first evict plugin to evict directly, reserving nothing
+	// (a PodMigration in mode EvictDirectly).
+	NoReservation bool
+	// BeforeEvict, when set, is called by a reservation-first evict plugin once the reservation is
+	// placed (its name and node) and before the eviction; an error means no eviction (the
+	// reservation is deleted). PodMigration records the step in its status with it.
+	BeforeEvict func(ctx context.Context, reservation, node string) error
 }
 
 // Evictor is what a plugin evicts through: the profile's evictor plugins composed with its evict
@@ -166,6 +173,11 @@ type Handle interface {
 	// AccordClient writes Accord's CRs (the ReservationFirst evict plugin's Reservations); nil when
 	// the descheduler was given no such client.
 	AccordClient() accordclient.Interface
+	// MaxConcurrentMigrations is how many PodMigrations the PodMigration controller moves at once
+	// (--max-concurrent-migrations); each still needs a slot of the eviction limits.
+	MaxConcurrentMigrations() int
+	// DryRun reports whether the descheduler runs with --dry-run: plugins write nothing.
+	DryRun() bool
 }
 
 // Status is the result of a Deschedule or Balance call; nil or a nil Err means success.

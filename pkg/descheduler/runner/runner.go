@@ -150,6 +150,9 @@ type Config struct {
 	EvictionsInBackground bool
 	// EventDriven starts every enabled Controller plugin and keeps running for them until ctx ends.
 	EventDriven bool
+	// MaxConcurrentMigrations bounds the PodMigrations moved at once (fwruntime.Options); 0: the
+	// default, fwruntime.DefaultMaxConcurrentMigrations.
+	MaxConcurrentMigrations int
 	// LimitWindow overrides DefaultLimitWindow.
 	LimitWindow time.Duration
 
@@ -299,9 +302,9 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 	d, err := fwruntime.New(ctx, p, fwruntime.Options{
 		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory, AccordClient: accord,
 		EventRecorder: recorder, Registry: reg, Metrics: cfg.Metrics, DryRun: cfg.DryRun, Observer: cfg.Observer, RunPastTotalCap: cfg.RunPastTotalCap,
-		EvictionsInBackground: cfg.EvictionsInBackground,
-		MetricsSources:        fwruntime.MetricsOptions{Client: metricsClient, Collector: cfg.MetricsCollector},
-		TracerProvider:        cfg.TracerProvider, CRDs: crds,
+		EvictionsInBackground: cfg.EvictionsInBackground, MaxConcurrentMigrations: cfg.MaxConcurrentMigrations,
+		MetricsSources: fwruntime.MetricsOptions{Client: metricsClient, Collector: cfg.MetricsCollector},
+		TracerProvider: cfg.TracerProvider, CRDs: crds,
 		CacheGate: cachegate.NewGate(tracker, func(ctx context.Context) error {
 			// The cheapest read that needs a working apiserver and etcd (a quorum read).
 			_, err := probeClient.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: 1})

@@ -33,7 +33,7 @@ import (
 // typed objects (crcache.Cache.TypeEventInformers), and app.NewSchedulerCommand offers no moment to
 // do that. TestCommandFlagsMatchKubeScheduler keeps the flags identical to kube-scheduler's.
 func NewSchedulerCommand(opts ...app.Option) *cobra.Command {
-	o := options.NewOptions()
+	o, a := options.NewOptions(), NewAccordOptions()
 	cmd := &cobra.Command{
 		Use: "accord-scheduler",
 		Long: `accord-scheduler is kube-scheduler with Accord's plugins registered: NodeCRDResourceFit
@@ -44,7 +44,7 @@ with --config (manifests/scheduler/config.yaml is one).`,
 		// Feature gates must be set before RunE reads them.
 		PersistentPreRunE: func(*cobra.Command, []string) error { return o.ComponentGlobalsRegistry.Set() },
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runCommand(cmd, o, opts...)
+			return runCommand(cmd, o, a, opts...)
 		},
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
@@ -58,6 +58,7 @@ with --config (manifests/scheduler/config.yaml is one).`,
 	nfs := o.Flags
 	verflag.AddFlags(nfs.FlagSet("global"))
 	globalflag.AddGlobalFlags(nfs.FlagSet("global"), cmd.Name(), logs.SkipLoggingConfigurationFlags())
+	a.AddFlags(nfs.FlagSet("accord"))
 	for _, fs := range nfs.FlagSets {
 		cmd.Flags().AddFlagSet(fs)
 	}
@@ -69,7 +70,7 @@ with --config (manifests/scheduler/config.yaml is one).`,
 
 // runCommand starts the scheduler as kube-scheduler's command does: --version, the logging flags,
 // the flags printed to the log, a context cancelled by SIGTERM or SIGINT.
-func runCommand(cmd *cobra.Command, o *options.Options, opts ...app.Option) error {
+func runCommand(cmd *cobra.Command, o *options.Options, a *AccordOptions, opts ...app.Option) error {
 	verflag.PrintAndExitIfRequested()
 	fg := o.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
 	if err := logsapi.ValidateAndApply(o.Logs, fg); err != nil {
@@ -90,7 +91,7 @@ func runCommand(cmd *cobra.Command, o *options.Options, opts ...app.Option) erro
 		cancel()
 		cache.Shutdown()
 	}()
-	return setupAndRun(ctx, o, cache, func() {
+	return setupAndRun(ctx, o, a, cache, func() {
 		if mfg, ok := fg.(featuregate.MutableFeatureGate); ok {
 			mfg.AddMetrics()
 		}
@@ -101,7 +102,7 @@ func runCommand(cmd *cobra.Command, o *options.Options, opts ...app.Option) erro
 // setupAndRun builds the scheduler with Accord's plugins (reading cache) and opts' plugins, types
 // its custom-resource informers, trims its pods and nodes (trimCachedObjects), calls beforeRun
 // (nil: nothing) and runs it until ctx is done.
-func setupAndRun(ctx context.Context, o *options.Options, cache *crcache.Cache, beforeRun func(), opts ...app.Option) error {
+func setupAndRun(ctx context.Context, o *options.Options, a *AccordOptions, cache *crcache.Cache, beforeRun func(), opts ...app.Option) error {
 	all := append(PluginOptions(cache), opts...)
 	cc, sched, err := app.Setup(ctx, o, all...)
 	if err != nil {
@@ -117,8 +118,19 @@ func setupAndRun(ctx context.Context, o *options.Options, cache *crcache.Cache, 
 	if err := trimCachedObjects(cc.InformerFactory); err != nil {
 		return err
 	}
+	collector, err := reservationCollector(ctx, cc, cache, a)
+	if err != nil {
+		return err
+	}
 	if beforeRun != nil {
 		beforeRun()
+	}
+	if collector != nil {
+		// The collector stops with the scheduler.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		wait := runBeside(ctx, collector.Run, "The reservation collector stopped; finished reservations are not deleted")
+		defer func() { cancel(); _ = wait() }()
 	}
 	if placer == nil {
 		return app.Run(ctx, cc, sched)

@@ -41,6 +41,11 @@ func PluginOptions(cache *crcache.Cache) []app.Option {
 // clientConnection.kubeconfig. No HTTPS endpoint is served, and the config file should have leader
 // election off (the sample does). Only one scheduler can run in a process at a time.
 func RunInProcess(ctx context.Context, kubeconfigPath, configFile string) error {
+	return RunInProcessWith(ctx, kubeconfigPath, configFile, NewAccordOptions())
+}
+
+// RunInProcessWith is RunInProcess with accord-scheduler's own flags set to a.
+func RunInProcessWith(ctx context.Context, kubeconfigPath, configFile string, a *AccordOptions) error {
 	if kubeconfigPath != "" {
 		dir, err := os.MkdirTemp("", "accord-scheduler-")
 		if err != nil {
@@ -73,7 +78,7 @@ func RunInProcess(ctx context.Context, kubeconfigPath, configFile string) error 
 	configz.Delete(configzName)
 	defer configz.Delete(configzName)
 
-	err := setupAndRun(ctx, opts, cache, nil)
+	err := setupAndRun(ctx, opts, a, cache, nil)
 	if ctx.Err() != nil {
 		// Stopped on purpose. Without leader election kube-scheduler reports that as an error
 		// ("finished without leader elect").

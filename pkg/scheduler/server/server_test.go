@@ -81,7 +81,7 @@ func TestWithKubeconfig(t *testing.T) {
 
 // TestCommandFlagsMatchKubeScheduler: accord-scheduler's command, which this package builds itself,
 // takes exactly kube-scheduler's flags, with the same types, defaults and usage (the command's own
-// name aside, which --help's usage gives).
+// name aside, which --help's usage gives), plus its own AccordFlags.
 func TestCommandFlagsMatchKubeScheduler(t *testing.T) {
 	type flag struct{ typ, def, usage string }
 	collect := func(cmd *cobra.Command) map[string]flag {
@@ -103,8 +103,13 @@ func TestCommandFlagsMatchKubeScheduler(t *testing.T) {
 		}
 	}
 	for name := range got {
-		if _, ok := want[name]; !ok {
-			t.Errorf("--%s: accord-scheduler has it, kube-scheduler does not", name)
+		if _, ok := want[name]; !ok && !slices.Contains(AccordFlags, name) {
+			t.Errorf("--%s: accord-scheduler has it, kube-scheduler does not, and it is not one of AccordFlags", name)
+		}
+	}
+	for _, name := range AccordFlags {
+		if _, ok := got[name]; !ok {
+			t.Errorf("--%s: in AccordFlags, not a flag of accord-scheduler", name)
 		}
 	}
 }

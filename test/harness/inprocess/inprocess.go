@@ -30,13 +30,19 @@ func WriteFile(t testing.TB, name, content string) string {
 // test ends; a scheduler that stops on its own is a test error, one that stops within 200 ms fatal.
 func Scheduler(t testing.TB, env *harness.Env, config string) {
 	t.Helper()
+	SchedulerWith(t, env, config, server.NewAccordOptions())
+}
+
+// SchedulerWith is Scheduler with accord-scheduler's own flags set to a (server.RunInProcessWith).
+func SchedulerWith(t testing.TB, env *harness.Env, config string, a *server.AccordOptions) {
+	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := env.WriteKubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- server.RunInProcess(ctx, kubeconfig, config) }()
+	go func() { done <- server.RunInProcessWith(ctx, kubeconfig, config, a) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

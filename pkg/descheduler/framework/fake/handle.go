@@ -38,7 +38,17 @@ type Handle struct {
 	CRPolicy config.MissingCRPolicy
 	// CRDs tells which of Accord's CRDs the cluster serves (ServesCRD); nil: every one.
 	CRDs crdcheck.Availability
+	// Migrations is what MaxConcurrentMigrations returns; below 1 reads 1.
+	Migrations int
+	// Dry is what DryRun returns.
+	Dry bool
 }
+
+// DryRun returns Dry.
+func (h *Handle) DryRun() bool { return h.Dry }
+
+// MaxConcurrentMigrations returns Migrations (at least 1).
+func (h *Handle) MaxConcurrentMigrations() int { return max(h.Migrations, 1) }
 
 var _ framework.Handle = &Handle{}
 

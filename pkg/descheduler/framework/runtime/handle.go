@@ -75,6 +75,10 @@ type handle struct {
 	crPolicy config.MissingCRPolicy
 	// accordClient writes Accord's CRs; nil when the descheduler was given none.
 	accordClient accordclient.Interface
+	// migrations is Options.MaxConcurrentMigrations.
+	migrations int
+	// dryRun is Options.DryRun.
+	dryRun bool
 	// cycle is the descheduler's per-cycle node list, shared by every profile.
 	cycle *cycleNodes
 }
@@ -131,6 +135,21 @@ var _ framework.Handle = &handle{}
 
 // AccordClient is the client of Accord's CRs (Options.AccordClient).
 func (h *handle) AccordClient() accordclient.Interface { return h.accordClient }
+
+// DefaultMaxConcurrentMigrations is the default of --max-concurrent-migrations.
+const DefaultMaxConcurrentMigrations = 4
+
+// MaxConcurrentMigrations is Options.MaxConcurrentMigrations, DefaultMaxConcurrentMigrations when
+// it is below 1.
+func (h *handle) MaxConcurrentMigrations() int {
+	if h.migrations < 1 {
+		return DefaultMaxConcurrentMigrations
+	}
+	return h.migrations
+}
+
+// DryRun is Options.DryRun.
+func (h *handle) DryRun() bool { return h.dryRun }
 
 // MissingCRPolicy is the profile's missingCRPolicy, the default when no plugin sets one.
 func (h *handle) MissingCRPolicy() config.MissingCRPolicy {

@@ -51,6 +51,8 @@ type Options struct {
 	// AccordClient writes Accord's CRs (the ReservationFirst evict plugin's Reservations); plugins
 	// reach it through Handle.AccordClient. Nil: no plugin can write them.
 	AccordClient accordclient.Interface
+	// MaxConcurrentMigrations is Handle.MaxConcurrentMigrations; below 1: DefaultMaxConcurrentMigrations.
+	MaxConcurrentMigrations int
 	// EventRecorder records Events on evicted pods; nil records none.
 	EventRecorder events.EventRecorder
 	Registry      framework.Registry
@@ -229,7 +231,7 @@ func (d *Descheduler) buildProfile(ctx context.Context, i int, p *descheduler.De
 	}
 	h := &handle{profile: cfg.Name, client: opts.Client, factory: opts.InformerFactory, accord: opts.AccordInformerFactory,
 		evictor: ev, pods: pods, recorder: opts.EventRecorder, nodes: sel, metrics: d.sources, crds: opts.CRDs, crPolicy: crPolicy,
-		accordClient: opts.AccordClient, cycle: d.cycle}
+		accordClient: opts.AccordClient, cycle: d.cycle, migrations: opts.MaxConcurrentMigrations, dryRun: opts.DryRun}
 	prof := &Profile{Name: cfg.Name, nodeSelector: sel, evictor: ev, handle: h}
 
 	built := map[string]framework.Plugin{}

@@ -5,13 +5,18 @@
 // the target), the shared eviction limits, workload budgets, eviction windows and dry-run, and the
 // profile's evict plugin, which must be ReservationFirst: the Reservation for the target is placed
 // by accord-scheduler before the pod is evicted through the Eviction API (PodDisruptionBudgets
-// apply). Progress goes to the PodMigration's status and Events.
+// apply); in mode EvictDirectly nothing is reserved. Progress goes to the PodMigration's status and
+// Events. One live migration per pod (a later one is refused, naming the first); the pod's UID
+// is in the status before anything is reserved or evicted, and the step before the eviction is
+// recorded too, so that a descheduler restarted after a crash resumes or ends the migration and
+// never evicts the pod's replacement; up to Handle.MaxConcurrentMigrations migrations run at once.
 package podmigration
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,9 +24,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
@@ -40,6 +48,7 @@ const Name = "PodMigration"
 // Reasons in a PodMigration's status and Events.
 const (
 	ReasonReserving            = "Reserving"
+	ReasonEvicting             = "Evicting"
 	ReasonEvicted              = "Evicted"
 	ReasonHeld                 = "Held"
 	ReasonSucceeded            = "Succeeded"
@@ -55,12 +64,17 @@ const (
 	ReasonReservationNotPlaced = "ReservationNotPlaced"
 	ReasonReplacementNotPlaced = "ReplacementNotPlaced"
 	ReasonDeadlineExceeded     = "DeadlineExceeded"
+	ReasonAlreadyMigrating     = "AlreadyMigrating"
+	ReasonInvalid              = "Invalid"
 )
 
 const (
-	// HeldRetry is how soon a migration held by a limit, budget, window or PodDisruptionBudget is
-	// tried again (until its deadline).
+	// HeldRetry is the first back-off of a migration held by a limit, budget, window or
+	// PodDisruptionBudget; each further hold doubles it, up to MaxHeldRetry (never past the
+	// deadline).
 	HeldRetry = 5 * time.Second
+	// MaxHeldRetry is the longest back-off of a held migration.
+	MaxHeldRetry = 2 * time.Minute
 	// watchPoll is how often a Running migration reads its reservation.
 	watchPoll = time.Second
 )
@@ -75,6 +89,12 @@ type Plugin struct {
 	queue      *controller.Queue
 	now        func() time.Time
 	metrics    *metrics
+	// held is the back-off of held migrations, by key.
+	held workqueue.TypedRateLimiter[string]
+	// resumed holds the migrations this process has acted on: one found with a pod UID and not
+	// in it was left by an earlier process (a restart), and its orphaned reservations are removed.
+	mu      sync.Mutex
+	resumed map[types.UID]bool
 }
 
 var _ framework.Controller = &Plugin{}
@@ -93,19 +113,35 @@ func New(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plu
 	}
 	inf := h.AccordInformerFactory().Scheduling().V1alpha1().PodMigrations()
 	p := &Plugin{handle: h, accord: accord, migrations: inf.Lister(), informer: inf.Informer(),
-		pods: h.SharedInformerFactory().Core().V1().Pods().Lister(), now: time.Now, metrics: newMetrics()}
+		pods: h.SharedInformerFactory().Core().V1().Pods().Lister(), now: time.Now, metrics: newMetrics(),
+		held:    workqueue.NewTypedItemExponentialFailureRateLimiter[string](HeldRetry, MaxHeldRetry),
+		resumed: map[types.UID]bool{}}
 	return p, nil
 }
 
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return Name }
 
-// Run reconciles every PodMigration until ctx is done. The queue is made here, not in New: a plugin
-// that is built and never run (explain's dry-run cycle) leaves no queue goroutines behind.
+// Run reconciles every PodMigration until ctx is done, Handle.MaxConcurrentMigrations at a time
+// (--max-concurrent-migrations). The queue is made here, not in New: a plugin that is built and
+// never run (explain's dry-run cycle) leaves no queue goroutines behind.
 func (p *Plugin) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	p.queue = controller.NewQueue(Name, p.reconcile)
-	reg, err := p.informer.AddEventHandler(p.queue.EventHandler(nil))
+	// A migration is queued when it is created and when its spec changes; the status writes of this
+	// controller do not queue it again (a held one would otherwise be retried at once, whatever its
+	// back-off): it comes back when it asked to (AddAfter).
+	reg, err := p.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: p.enqueue,
+		UpdateFunc: func(old, obj any) {
+			o, ok1 := old.(*schedv1alpha1.PodMigration)
+			n, ok2 := obj.(*schedv1alpha1.PodMigration)
+			if ok1 && ok2 && o.Generation == n.Generation {
+				return
+			}
+			p.enqueue(obj)
+		},
+	})
 	if err != nil {
 		logger.Error(err, "Adding the PodMigration event handler")
 		return
@@ -115,7 +151,15 @@ func (p *Plugin) Run(ctx context.Context) {
 			logger.Error(err, "Removing the PodMigration event handler")
 		}
 	}()
-	p.queue.Run(ctx, 1)
+	workers := p.handle.MaxConcurrentMigrations()
+	logger.Info("Moving PodMigrations", "concurrent", workers)
+	p.queue.Run(ctx, workers)
+}
+
+func (p *Plugin) enqueue(obj any) {
+	if pm, ok := obj.(*schedv1alpha1.PodMigration); ok {
+		p.queue.Add(pm.Namespace + "/" + pm.Name)
+	}
 }
 
 // result is what one reconcile decided: the status to write (nil: none) and when to look again
@@ -133,8 +177,12 @@ func (p *Plugin) reconcile(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	pm, err := p.migrations.PodMigrations(ns).Get(name)
+	// Read from the apiserver, not the informer: the informer may not have this controller's last
+	// status write yet, and acting on an older status could redo a step (reserve, evict) already
+	// done or undone.
+	pm, err := p.accord.SchedulingV1alpha1().PodMigrations(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
+		p.held.Forget(key)
 		return nil
 	}
 	if err != nil {
@@ -142,6 +190,8 @@ func (p *Plugin) reconcile(ctx context.Context, key string) error {
 	}
 	var res result
 	if pm.Status.Phase.Finished() {
+		p.held.Forget(key)
+		p.forget(pm.UID)
 		return p.expire(ctx, pm)
 	}
 	if pm.Status.Phase == schedv1alpha1.PodMigrationRunning {
@@ -150,7 +200,7 @@ func (p *Plugin) reconcile(ctx context.Context, key string) error {
 		res = p.start(ctx, pm)
 	}
 	if res.status != nil {
-		if err := p.writeStatus(ctx, pm, res); err != nil {
+		if _, err := p.writeStatus(ctx, pm, res); err != nil {
 			return err
 		}
 	}
@@ -160,10 +210,60 @@ func (p *Plugin) reconcile(ctx context.Context, key string) error {
 	return nil
 }
 
+// Deadline is when pm gives up if its pod is not evicted yet: spec.deadline, or its creation plus
+// DefaultPodMigrationDeadline.
+func Deadline(pm *schedv1alpha1.PodMigration) time.Time {
+	if pm.Spec.Deadline != nil {
+		return pm.Spec.Deadline.Time
+	}
+	return pm.CreationTimestamp.Add(schedv1alpha1.DefaultPodMigrationDeadline)
+}
+
+// Validate checks what the CRD schema cannot: spec.deadline at most MaxPodMigrationDeadline after
+// the migration's creation.
+func Validate(pm *schedv1alpha1.PodMigration) field.ErrorList {
+	var errs field.ErrorList
+	if d := pm.Spec.Deadline; d != nil {
+		if ceiling := pm.CreationTimestamp.Add(schedv1alpha1.MaxPodMigrationDeadline); d.After(ceiling) {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "deadline"), d.UTC().Format(time.RFC3339),
+				fmt.Sprintf("must be at most %s after the migration's creation (%s)", schedv1alpha1.MaxPodMigrationDeadline, ceiling.UTC().Format(time.RFC3339))))
+		}
+	}
+	return errs
+}
+
+// firstLive is the oldest unfinished migration of the same pod created before pm (by creation
+// time, then name), if any: only that one may move the pod.
+func (p *Plugin) firstLive(pm *schedv1alpha1.PodMigration) *schedv1alpha1.PodMigration {
+	all, err := p.migrations.PodMigrations(pm.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var first *schedv1alpha1.PodMigration
+	for _, o := range all {
+		if o.Name == pm.Name || o.Spec.PodName != pm.Spec.PodName || o.Status.Phase.Finished() || !earlier(o, pm) {
+			continue
+		}
+		if first == nil || earlier(o, first) {
+			first = o
+		}
+	}
+	return first
+}
+
+func earlier(a, b *schedv1alpha1.PodMigration) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
+}
+
 // start runs the flow for a Pending migration: it checks the pod, asks the simulation about the
-// target, and evicts through the profile's evictor (ReservationFirst reserves before it evicts).
+// target, records the pod's UID, and evicts through the profile's evictor (ReservationFirst
+// reserves before it evicts, and calls back before the eviction so that the step is recorded).
 func (p *Plugin) start(ctx context.Context, pm *schedv1alpha1.PodMigration) result {
 	logger := klog.FromContext(ctx).WithValues("podMigration", klog.KObj(pm))
+	key := pm.Namespace + "/" + pm.Name
 	st := pm.Status.DeepCopy()
 	st.Phase = schedv1alpha1.PodMigrationPending
 	if st.StartTime == nil {
@@ -172,36 +272,59 @@ func (p *Plugin) start(ctx context.Context, pm *schedv1alpha1.PodMigration) resu
 	fail := func(phase schedv1alpha1.PodMigrationPhase, reason, msg string, pod *corev1.Pod) result {
 		st.Phase, st.Reason, st.Message = phase, reason, msg
 		st.CompletionTime = ptr.To(metav1.NewTime(p.now()))
+		p.held.Forget(key)
 		logger.Info("Pod migration "+string(phase), "reason", reason, "message", msg)
 		return result{status: st, eventType: corev1.EventTypeWarning, reason: reason, note: msg, pod: pod}
 	}
-	deadline := pm.CreationTimestamp.Add(schedv1alpha1.DefaultPodMigrationDeadline)
-	if pm.Spec.Deadline != nil {
-		deadline = pm.Spec.Deadline.Time
+	if errs := Validate(pm); len(errs) > 0 {
+		return fail(schedv1alpha1.PodMigrationFailed, ReasonInvalid, errs.ToAggregate().Error(), nil)
 	}
+	deadline := Deadline(pm)
 	if !p.now().Before(deadline) {
 		msg := fmt.Sprintf("the pod was not evicted before the deadline %s", deadline.UTC().Format(time.RFC3339))
 		if st.Message != "" {
 			msg += "; last: " + st.Message
 		}
+		p.cleanOrphans(ctx, pm, st.PodUID)
 		return fail(schedv1alpha1.PodMigrationAborted, ReasonDeadlineExceeded, msg, nil)
 	}
+	if first := p.firstLive(pm); first != nil && st.PodUID == "" {
+		phase := first.Status.Phase
+		if phase == "" {
+			phase = schedv1alpha1.PodMigrationPending
+		}
+		return fail(schedv1alpha1.PodMigrationFailed, ReasonAlreadyMigrating,
+			fmt.Sprintf("pod %s/%s is already being migrated by PodMigration %s (%s); one live migration per pod", pm.Namespace, pm.Spec.PodName, first.Name, phase), nil)
+	}
+	// A migration with a recorded UID that this process has not acted on was left by an earlier
+	// one (a restart): what it was doing is judged from the recorded step and the pod.
+	resuming := p.firstSeen(pm.UID) && st.PodUID != ""
 	pod, err := p.pods.Pods(pm.Namespace).Get(pm.Spec.PodName)
 	switch {
-	case apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(err) && st.PodUID == "":
 		return fail(schedv1alpha1.PodMigrationFailed, ReasonPodNotFound, fmt.Sprintf("pod %s/%s does not exist", pm.Namespace, pm.Spec.PodName), nil)
-	case err != nil:
+	case err != nil && !apierrors.IsNotFound(err):
 		return result{after: HeldRetry}
-	case st.PodUID != "" && pod.UID != st.PodUID:
-		return fail(schedv1alpha1.PodMigrationFailed, ReasonPodReplaced, fmt.Sprintf("pod %s/%s was replaced (UID %s, was %s) before the migration evicted it", pod.Namespace, pod.Name, pod.UID, st.PodUID), pod)
+	case apierrors.IsNotFound(err) || pod.UID != st.PodUID && st.PodUID != "" || pod.DeletionTimestamp != nil && pod.UID == st.PodUID:
+		// The pod the migration recorded is terminating, gone or replaced (a StatefulSet's
+		// replacement keeps the name): it is never evicted again, and neither is its replacement.
+		return p.podLeft(ctx, pm, st, pod, fail)
+	}
+	if resuming {
+		// The pod is still there: the earlier process did not evict it. Its reservation (if it
+		// made one) is an orphan that would compete with the new one: remove it and start over.
+		logger.Info("Resuming a pod migration left by an earlier process: the pod was not evicted; starting over", "pod", klog.KObj(pod), "step", st.Reason)
+		p.cleanOrphans(ctx, pm, st.PodUID)
+	}
+	switch {
 	case pod.Spec.NodeName == "":
 		return fail(schedv1alpha1.PodMigrationFailed, ReasonNotScheduled, fmt.Sprintf("pod %s/%s is not on a node", pod.Namespace, pod.Name), pod)
 	case metav1.GetControllerOf(pod) == nil:
 		return fail(schedv1alpha1.PodMigrationFailed, ReasonNoController, fmt.Sprintf("pod %s/%s has no controller to recreate it; it would only be deleted", pod.Namespace, pod.Name), pod)
 	case pod.DeletionTimestamp != nil:
-		return fail(schedv1alpha1.PodMigrationFailed, ReasonPodReplaced, fmt.Sprintf("pod %s/%s is already terminating", pod.Namespace, pod.Name), pod)
+		return fail(schedv1alpha1.PodMigrationFailed, ReasonPodGone, fmt.Sprintf("pod %s/%s is already terminating", pod.Namespace, pod.Name), pod)
 	}
-	st.PodUID, st.SourceNode = pod.UID, pod.Spec.NodeName
+	st.SourceNode = pod.Spec.NodeName
 	if pm.Spec.TargetNode == pod.Spec.NodeName {
 		return fail(schedv1alpha1.PodMigrationFailed, ReasonTargetIsSource, fmt.Sprintf("spec.targetNode: %s is the node the pod is on", pm.Spec.TargetNode), pod)
 	}
@@ -214,6 +337,7 @@ func (p *Plugin) start(ctx context.Context, pm *schedv1alpha1.PodMigration) resu
 	if !ev.Filter(pod) {
 		return fail(schedv1alpha1.PodMigrationFailed, ReasonNotEvictable, fmt.Sprintf("profile %q's evictor filters do not let pod %s/%s be evicted (see its DefaultEvictor args)", p.handle.ProfileName(), pod.Namespace, pod.Name), pod)
 	}
+	mode := pm.Spec.ModeOrDefault()
 	// The simulation judges the pod as it would be placed: pinned to the target when there is one.
 	sim := pod
 	if pm.Spec.TargetNode != "" {
@@ -239,8 +363,41 @@ func (p *Plugin) start(ctx context.Context, pm *schedv1alpha1.PodMigration) resu
 		target = ev.ExplainPreEviction(sim).PredictedNode
 	}
 	st.TargetNode = target
-	logger.V(2).Info("Migrating pod: reserving its replacement's place, then evicting", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "target", target)
-	err = ev.Evict(ctx, pod, framework.EvictOptions{Reason: fmt.Sprintf("PodMigration %s", pm.Name), PredictedNode: target, RequireReservation: true})
+	// The pod's UID is recorded before anything is reserved or evicted: a process that takes the
+	// migration over after a crash knows which pod it was about, and never evicts a replacement.
+	// In EvictDirectly the next step is the eviction itself.
+	step, stepMsg := ReasonReserving, fmt.Sprintf("reserving the replacement's place on %s before evicting pod %s (UID %s) from %s", orAny(target), pod.Name, pod.UID, pod.Spec.NodeName)
+	if mode == schedv1alpha1.PodMigrationEvictDirectly {
+		step, stepMsg = ReasonEvicting, fmt.Sprintf("evicting pod %s (UID %s) from %s directly, with no reservation", pod.Name, pod.UID, pod.Spec.NodeName)
+	}
+	if p.handle.DryRun() {
+		// Nothing is written in a dry run: the evictor only says what it would do.
+	} else if st.PodUID != pod.UID || (mode == schedv1alpha1.PodMigrationEvictDirectly && st.Reason != step) {
+		st.PodUID, st.Reason, st.Message = pod.UID, step, stepMsg
+		cur, err := p.writeStatus(ctx, pm, result{status: st})
+		if err != nil {
+			logger.Info("Recording the pod's UID failed; not evicting", "pod", klog.KObj(pod), "err", err)
+			return result{after: HeldRetry}
+		}
+		pm = cur
+	}
+	logger.V(2).Info("Migrating pod", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "target", target, "mode", mode)
+	opts := framework.EvictOptions{Reason: fmt.Sprintf("PodMigration %s", pm.Name), PredictedNode: target}
+	if mode == schedv1alpha1.PodMigrationEvictDirectly {
+		opts.NoReservation = true
+	} else {
+		opts.RequireReservation = true
+		opts.BeforeEvict = func(ctx context.Context, reservation, node string) error {
+			st.Reason, st.ReservationName, st.TargetNode = ReasonEvicting, reservation, node
+			st.Message = fmt.Sprintf("evicting pod %s (UID %s) from %s into reservation %s on %s", pod.Name, pod.UID, pod.Spec.NodeName, reservation, node)
+			cur, err := p.writeStatus(ctx, pm, result{status: st})
+			if err == nil {
+				pm = cur
+			}
+			return err
+		}
+	}
+	err = ev.Evict(ctx, pod, opts)
 	switch {
 	case err == nil:
 	case errors.Is(err, framework.ErrDryRun):
@@ -253,16 +410,120 @@ func (p *Plugin) start(ctx context.Context, pm *schedv1alpha1.PodMigration) resu
 		return fail(schedv1alpha1.PodMigrationFailed, ReasonPodGone, err.Error(), pod)
 	default:
 		// A limit, a workload budget, a closed window, a PodDisruptionBudget, caches not re-synced,
-		// an eviction in flight: tried again until the deadline.
-		st.Reason, st.Message = ReasonHeld, err.Error()
-		logger.V(2).Info("Pod migration held; retrying", "pod", klog.KObj(pod), "err", err, "retryIn", HeldRetry, "deadline", deadline)
-		return result{status: st, after: HeldRetry}
+		// an eviction in flight: tried again, with a growing back-off, until the deadline.
+		after := min(p.held.When(key), time.Until(deadline)+time.Millisecond)
+		if st.Reason != ReasonHeld || st.Message != err.Error() {
+			st.Reason, st.Message = ReasonHeld, err.Error()
+			logger.V(2).Info("Pod migration held; backing off", "pod", klog.KObj(pod), "err", err, "retryIn", after, "deadline", deadline)
+			return result{status: st, after: after}
+		}
+		logger.V(3).Info("Pod migration still held; backing off", "pod", klog.KObj(pod), "retryIn", after)
+		return result{after: after}
+	}
+	p.held.Forget(key)
+	st.EvictionTime = ptr.To(metav1.NewTime(p.now()))
+	if mode == schedv1alpha1.PodMigrationEvictDirectly {
+		st.Phase, st.Reason = schedv1alpha1.PodMigrationSucceeded, ReasonEvicted
+		st.CompletionTime = st.EvictionTime
+		st.Message = fmt.Sprintf("evicted from %s directly (mode EvictDirectly): the scheduler places the replacement wherever it fits", pod.Spec.NodeName)
+		return result{status: st, eventType: corev1.EventTypeNormal, reason: ReasonEvicted, note: st.Message, pod: pod}
 	}
 	st.Phase, st.Reason = schedv1alpha1.PodMigrationRunning, ReasonEvicted
-	st.EvictionTime = ptr.To(metav1.NewTime(p.now()))
-	st.ReservationName = p.reservationOf(ctx, pod)
-	st.Message = fmt.Sprintf("evicted from %s into reservation %s on %s; waiting for the replacement", pod.Spec.NodeName, st.ReservationName, target)
+	if st.ReservationName == "" {
+		st.ReservationName = p.reservationOf(ctx, pod.Namespace, pod.UID)
+	}
+	st.Message = fmt.Sprintf("evicted from %s into reservation %s on %s; waiting for the replacement", pod.Spec.NodeName, st.ReservationName, st.TargetNode)
 	return result{status: st, after: watchPoll, eventType: corev1.EventTypeNormal, reason: ReasonEvicted, note: st.Message, pod: pod}
+}
+
+func orAny(node string) string {
+	if node == "" {
+		return "another node"
+	}
+	return node
+}
+
+// firstSeen reports whether this process sees the migration uid for the first time.
+func (p *Plugin) firstSeen(uid types.UID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.resumed[uid] {
+		return false
+	}
+	p.resumed[uid] = true
+	return true
+}
+
+func (p *Plugin) forget(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.resumed, uid)
+}
+
+// podLeft ends (or, when the eviction was the migration's own, follows) a migration whose recorded
+// pod is terminating, gone or replaced. Only the step recorded before the eviction (Evicting, with
+// the reservation named) means this migration may have evicted it: then it is Running and follows
+// its reservation. Otherwise the pod left by other means: the migration fails, evicts nothing, and
+// removes the reservation it had made.
+func (p *Plugin) podLeft(ctx context.Context, pm *schedv1alpha1.PodMigration, st *schedv1alpha1.PodMigrationStatus, pod *corev1.Pod,
+	fail func(schedv1alpha1.PodMigrationPhase, string, string, *corev1.Pod) result) result {
+	what := fmt.Sprintf("pod %s/%s (UID %s) is gone", pm.Namespace, pm.Spec.PodName, st.PodUID)
+	switch {
+	case pod != nil && pod.UID != st.PodUID:
+		what = fmt.Sprintf("pod %s/%s was replaced (UID %s, was %s)", pod.Namespace, pod.Name, pod.UID, st.PodUID)
+	case pod != nil:
+		what = fmt.Sprintf("pod %s/%s (UID %s) is terminating", pod.Namespace, pod.Name, pod.UID)
+	}
+	if st.Reason == ReasonEvicting {
+		if pm.Spec.ModeOrDefault() == schedv1alpha1.PodMigrationEvictDirectly {
+			st.Phase, st.Reason = schedv1alpha1.PodMigrationSucceeded, ReasonEvicted
+			st.CompletionTime = ptr.To(metav1.NewTime(p.now()))
+			st.Message = what + " after this migration went to evict it (mode EvictDirectly; a restart came between the eviction and this status)"
+			return result{status: st, eventType: corev1.EventTypeNormal, reason: ReasonEvicted, note: st.Message}
+		}
+		if st.ReservationName != "" {
+			st.Phase = schedv1alpha1.PodMigrationRunning
+			st.Message = what + fmt.Sprintf(" after this migration went to evict it into reservation %s: following the reservation", st.ReservationName)
+			if st.EvictionTime == nil {
+				st.EvictionTime = ptr.To(metav1.NewTime(p.now()))
+			}
+			klog.FromContext(ctx).Info("Pod migration resumed after its eviction", "podMigration", klog.KObj(pm), "reservation", st.ReservationName)
+			return result{status: st, after: watchPoll}
+		}
+	}
+	p.cleanOrphans(ctx, pm, st.PodUID)
+	reason := ReasonPodReplaced
+	if pod == nil || pod.UID == st.PodUID {
+		reason = ReasonPodGone
+	}
+	return fail(schedv1alpha1.PodMigrationFailed, reason, what+" before this migration evicted it; its replacement is left alone", pod)
+}
+
+// cleanOrphans deletes the reservations made for the pod of UID podUID that nothing consumed
+// (Pending, Available, or not placed): left by an attempt of this migration that ended without an
+// eviction (a crash of the descheduler, a deadline), they would hold room until their TTL.
+func (p *Plugin) cleanOrphans(ctx context.Context, pm *schedv1alpha1.PodMigration, podUID types.UID) {
+	if podUID == "" || pm.Spec.ModeOrDefault() != schedv1alpha1.PodMigrationReservationFirst {
+		return
+	}
+	client := p.accord.SchedulingV1alpha1().Reservations(pm.Namespace)
+	sel := labels.SelectorFromSet(labels.Set{reservationfirst.LabelPodUID: string(podUID)}).String()
+	list, err := client.List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		klog.FromContext(ctx).Info("Listing the reservations of an earlier attempt failed; they expire at their TTL", "podMigration", klog.KObj(pm), "err", err)
+		return
+	}
+	for _, r := range list.Items {
+		if r.Status.Phase.Finished() {
+			continue
+		}
+		err := client.Delete(ctx, r.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &r.UID}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			klog.FromContext(ctx).Info("Deleting an orphaned reservation failed; it expires at its TTL", "reservation", klog.KObj(&r), "err", err)
+			continue
+		}
+		klog.FromContext(ctx).Info("Deleted a reservation an earlier attempt left", "podMigration", klog.KObj(pm), "reservation", klog.KObj(&r), "phase", r.Status.Phase)
+	}
 }
 
 // watch follows a Running migration's reservation until an owner is placed into it (Succeeded) or
@@ -318,12 +579,13 @@ func (p *Plugin) expire(ctx context.Context, pm *schedv1alpha1.PodMigration) err
 	return nil
 }
 
-// reservationOf names the reservation ReservationFirst placed for pod ("" when none is found).
-func (p *Plugin) reservationOf(ctx context.Context, pod *corev1.Pod) string {
-	sel := labels.SelectorFromSet(labels.Set{reservationfirst.LabelPodUID: string(pod.UID)}).String()
-	list, err := p.accord.SchedulingV1alpha1().Reservations(pod.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+// reservationOf names the reservation ReservationFirst placed for the pod of UID uid ("" when none
+// is found).
+func (p *Plugin) reservationOf(ctx context.Context, ns string, uid types.UID) string {
+	sel := labels.SelectorFromSet(labels.Set{reservationfirst.LabelPodUID: string(uid)}).String()
+	list, err := p.accord.SchedulingV1alpha1().Reservations(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
-		klog.FromContext(ctx).Info("Listing the pod's reservation failed", "pod", klog.KObj(pod), "err", err)
+		klog.FromContext(ctx).Info("Listing the pod's reservation failed", "podUID", uid, "err", err)
 		return ""
 	}
 	for _, r := range list.Items {
@@ -346,17 +608,20 @@ func (p *Plugin) nodeSelected(name string) (bool, error) {
 	return sel.Matches(labels.Set(node.Labels)), nil
 }
 
-// writeStatus writes res.status (with the spec generation it describes) and records res's Event.
-func (p *Plugin) writeStatus(ctx context.Context, pm *schedv1alpha1.PodMigration, res result) error {
+// writeStatus writes res.status (with the spec generation it describes), records res's Event and
+// returns the migration as written.
+func (p *Plugin) writeStatus(ctx context.Context, pm *schedv1alpha1.PodMigration, res result) (*schedv1alpha1.PodMigration, error) {
 	client := p.accord.SchedulingV1alpha1().PodMigrations(pm.Namespace)
 	cp := pm.DeepCopy()
+	var written *schedv1alpha1.PodMigration
 	// The lister's copy may be behind our last write: on a conflict the status goes onto the
 	// latest object (only this controller writes the status), so that an eviction done is
 	// never forgotten and attempted again.
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cp.Status = *res.status
 		cp.Status.ObservedGeneration = cp.Generation
-		_, err := client.UpdateStatus(ctx, cp, metav1.UpdateOptions{})
+		var err error
+		written, err = client.UpdateStatus(ctx, cp, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
 			latest, gerr := client.Get(ctx, pm.Name, metav1.GetOptions{})
 			if gerr != nil {
@@ -367,7 +632,7 @@ func (p *Plugin) writeStatus(ctx context.Context, pm *schedv1alpha1.PodMigration
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("updating the status of PodMigration %s/%s: %w", pm.Namespace, pm.Name, err)
+		return nil, fmt.Errorf("updating the status of PodMigration %s/%s: %w", pm.Namespace, pm.Name, err)
 	}
 	if res.status.Phase != pm.Status.Phase {
 		p.metrics.transitions.WithLabelValues(string(res.status.Phase)).Inc()
@@ -382,5 +647,5 @@ func (p *Plugin) writeStatus(ctx context.Context, pm *schedv1alpha1.PodMigration
 		cp.APIVersion, cp.Kind = schedv1alpha1.SchemeGroupVersion.String(), "PodMigration"
 		rec.Eventf(cp, related, res.eventType, res.reason, "Migrating", "%s", res.note)
 	}
-	return nil
+	return written, nil
 }

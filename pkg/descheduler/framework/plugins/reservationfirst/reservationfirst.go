@@ -92,6 +92,10 @@ func (p *Plugin) Name() string { return Name }
 // placed on another node (the predicted one when SchedulerSimulation predicted one).
 func (p *Plugin) Evict(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) error {
 	logger := klog.FromContext(ctx)
+	if opts.NoReservation {
+		logger.V(3).Info("Evicting directly, as asked: no reservation", "pod", klog.KObj(pod))
+		return p.direct.Evict(ctx, pod, opts)
+	}
 	if !slices.Contains(p.schedulerNames, pod.Spec.SchedulerName) {
 		if opts.RequireReservation {
 			return fmt.Errorf("not evicting pod %s/%s: %w: its scheduler %q is not one ReservationFirst reserves for (schedulerNames %v)", pod.Namespace, pod.Name, ErrNotPlaced, pod.Spec.SchedulerName, p.schedulerNames)
@@ -107,6 +111,12 @@ func (p *Plugin) Evict(ctx context.Context, pod *corev1.Pod, opts framework.Evic
 	if err != nil {
 		p.cleanUp(ctx, r)
 		return err
+	}
+	if opts.BeforeEvict != nil {
+		if err := opts.BeforeEvict(ctx, r.Name, placed); err != nil {
+			p.cleanUp(ctx, r)
+			return fmt.Errorf("not evicting pod %s/%s into reservation %s: %w", pod.Namespace, pod.Name, r.Name, err)
+		}
 	}
 	if err := p.direct.Evict(ctx, pod, opts); err != nil {
 		p.cleanUp(ctx, r)
@@ -170,7 +180,8 @@ func (p *Plugin) cleanUp(ctx context.Context, r *schedv1alpha1.Reservation) {
 // predicted (when set) and never on the pod's node; owned by the pod's name and, when it has one,
 // its controller's UID (the replacement of a StatefulSet keeps the name, a ReplicaSet's has the
 // controller); its TTL is the pod's grace period plus slack (the placement timeout and the TTL
-// margin). The pod's controller owns it, so it goes with its workload.
+// margin), at most schedv1alpha1.MaxReservationTTL (the CRD's ceiling: a pod that terminates for
+// longer may find its room expired). The pod's controller owns it, so it goes with its workload.
 func ReservationFor(pod *corev1.Pod, predicted string, slack time.Duration) *schedv1alpha1.Reservation {
 	spec := pod.Spec.DeepCopy()
 	spec.NodeName = ""
@@ -196,7 +207,7 @@ func ReservationFor(pod *corev1.Pod, predicted string, slack time.Duration) *sch
 		Spec: schedv1alpha1.ReservationSpec{
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: pod.Labels}, Spec: *spec},
 			Owners:   owners,
-			TTL:      &metav1.Duration{Duration: grace + slack},
+			TTL:      &metav1.Duration{Duration: min(grace+slack, schedv1alpha1.MaxReservationTTL)},
 		},
 	}
 }

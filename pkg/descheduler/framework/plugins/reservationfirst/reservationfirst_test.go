@@ -149,6 +149,12 @@ func TestReservationFor(t *testing.T) {
 	if want := 10*time.Second + PlacementTimeout + TTLMargin; r.Spec.TTL.Duration != want {
 		t.Errorf("TTL %s, want %s", r.Spec.TTL.Duration, want)
 	}
+	// A day-long grace period does not hold room for a day: the TTL stops at the CRD's ceiling.
+	long := testPod(SchedulerName)
+	long.Spec.TerminationGracePeriodSeconds = ptr.To[int64](86400)
+	if got := ReservationFor(long, "dst", PlacementTimeout+TTLMargin).Spec.TTL.Duration; got != schedv1alpha1.MaxReservationTTL {
+		t.Errorf("TTL for a 24h grace period %s, want the ceiling %s", got, schedv1alpha1.MaxReservationTTL)
+	}
 	// Without a prediction: anywhere but the pod's node.
 	r = ReservationFor(testPod(SchedulerName), "", PlacementTimeout+TTLMargin)
 	f := r.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields

@@ -19,14 +19,22 @@ limitations under the License.
 package v1alpha1
 
 import (
+	schedulingv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // PodMigrationSpecApplyConfiguration represents a declarative configuration of the PodMigrationSpec type for use
 // with apply.
 //
-// PodMigrationSpec names the pod to move and, optionally, where and by when.
+// PodMigrationSpec names the pod to move and, optionally, how, where and by when.
 type PodMigrationSpecApplyConfiguration struct {
+	// Mode is how the pod is moved. ReservationFirst (the default): the replacement's place is
+	// reserved (accord-scheduler places a Reservation) before the pod is evicted, and the
+	// migration succeeds once the replacement is placed into it. EvictDirectly: the pod is evicted
+	// at once, under the same limits, budgets, windows and PodDisruptionBudgets, with no
+	// reservation; the migration succeeds once the pod is evicted, and the scheduler places the
+	// replacement wherever it fits.
+	Mode *schedulingv1alpha1.PodMigrationMode `json:"mode,omitempty"`
 	// PodName is the pod to move, in the PodMigration's namespace. It must be placed by a scheduler
 	// the descheduler reserves for (accord-scheduler) and have a controller that recreates it
 	// (a ReplicaSet, a StatefulSet...).
@@ -37,8 +45,10 @@ type PodMigrationSpecApplyConfiguration struct {
 	TargetNode *string `json:"targetNode,omitempty"`
 	// Deadline, when set, is when a migration that has not evicted its pod yet gives up (Aborted,
 	// reason DeadlineExceeded): a move held by a closed eviction window, a limit, a budget or a
-	// PodDisruptionBudget is retried until then. Without it such a migration is retried for
-	// DefaultPodMigrationDeadline after its creation.
+	// PodDisruptionBudget is retried (with a growing back-off) until then. Without it such a
+	// migration is retried for DefaultPodMigrationDeadline after its creation. At most
+	// MaxPodMigrationDeadline (1h) after the creation: a later one fails the migration at once
+	// (reason Invalid, the field named).
 	Deadline *v1.Time `json:"deadline,omitempty"`
 	// TTLSecondsAfterFinished, when set, deletes the PodMigration that long after it finished
 	// (Succeeded, Failed or Aborted).
@@ -49,6 +59,14 @@ type PodMigrationSpecApplyConfiguration struct {
 // apply.
 func PodMigrationSpec() *PodMigrationSpecApplyConfiguration {
 	return &PodMigrationSpecApplyConfiguration{}
+}
+
+// WithMode sets the Mode field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Mode field is set to the value of the last call.
+func (b *PodMigrationSpecApplyConfiguration) WithMode(value schedulingv1alpha1.PodMigrationMode) *PodMigrationSpecApplyConfiguration {
+	b.Mode = &value
+	return b
 }
 
 // WithPodName sets the PodName field in the declarative configuration to the given value

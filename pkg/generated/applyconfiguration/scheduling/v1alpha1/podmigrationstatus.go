@@ -36,7 +36,8 @@ type PodMigrationStatusApplyConfiguration struct {
 	// Message explains the phase; for a target the scheduler refuses, its "0/N nodes are
 	// available: ..." message.
 	Message *string `json:"message,omitempty"`
-	// PodUID is the UID of the pod being moved, once found.
+	// PodUID is the UID of the pod being moved, written before the pod is evicted: a migration
+	// whose pod now has another UID (a StatefulSet's replacement keeps the name) never evicts it.
 	PodUID *types.UID `json:"podUID,omitempty"`
 	// SourceNode is the node the pod ran on.
 	SourceNode *string `json:"sourceNode,omitempty"`

@@ -37,7 +37,7 @@ type ReservationSpecApplyConfiguration struct {
 	// on the reservation's node and the reservation becomes Bound.
 	Owners []ReservationOwnerApplyConfiguration `json:"owners,omitempty"`
 	// TTL is how long after its creation an unconsumed reservation holds its place; then it is
-	// Expired and its room is free again. Default 300s.
+	// Expired and its room is free again. Default 300s, at most 1h (MaxReservationTTL).
 	TTL *metav1.Duration `json:"ttl,omitempty"`
 }
 

@@ -40,6 +40,9 @@ type ReservationStatusApplyConfiguration struct {
 	ExpireTime *v1.Time `json:"expireTime,omitempty"`
 	// BoundPod is the owner pod that consumed the reservation.
 	BoundPod *ReservationBoundPodApplyConfiguration `json:"boundPod,omitempty"`
+	// CompletionTime is when accord-scheduler's reservation collector found the reservation
+	// finished (Bound, Expired or Failed); it deletes the reservation --reservation-retention later.
+	CompletionTime *v1.Time `json:"completionTime,omitempty"`
 }
 
 // ReservationStatusApplyConfiguration constructs a declarative configuration of the ReservationStatus type for use with
@@ -93,5 +96,13 @@ func (b *ReservationStatusApplyConfiguration) WithExpireTime(value v1.Time) *Res
 // If called multiple times, the BoundPod field is set to the value of the last call.
 func (b *ReservationStatusApplyConfiguration) WithBoundPod(value *ReservationBoundPodApplyConfiguration) *ReservationStatusApplyConfiguration {
 	b.BoundPod = value
+	return b
+}
+
+// WithCompletionTime sets the CompletionTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CompletionTime field is set to the value of the last call.
+func (b *ReservationStatusApplyConfiguration) WithCompletionTime(value v1.Time) *ReservationStatusApplyConfiguration {
+	b.CompletionTime = &value
 	return b
 }
