@@ -39,14 +39,14 @@ func TestPhaseTransitionsCounted(t *testing.T) {
 	}
 	ctx := context.Background()
 	running := &schedv1alpha1.PodMigrationStatus{Phase: schedv1alpha1.PodMigrationRunning}
-	if err := p.writeStatus(ctx, pm, result{status: running}); err != nil {
+	if _, err := p.writeStatus(ctx, pm, result{status: running}); err != nil {
 		t.Fatal(err)
 	}
 	pm.Status.Phase = schedv1alpha1.PodMigrationRunning
-	if err := p.writeStatus(ctx, pm, result{status: running}); err != nil {
+	if _, err := p.writeStatus(ctx, pm, result{status: running}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.writeStatus(ctx, pm, result{status: &schedv1alpha1.PodMigrationStatus{Phase: schedv1alpha1.PodMigrationFailed}}); err != nil {
+	if _, err := p.writeStatus(ctx, pm, result{status: &schedv1alpha1.PodMigrationStatus{Phase: schedv1alpha1.PodMigrationFailed}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := count(schedv1alpha1.PodMigrationRunning); got != 1 {
