@@ -2,6 +2,7 @@ package reservation
 
 import (
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -43,6 +44,18 @@ type Ledger struct {
 	consumed map[types.UID]consumer
 	// rooms: what each reservation holds, by UID, for the template generation it was computed for.
 	rooms map[types.UID]cachedRoom
+	// version counts the changes of what the ledger and the informer say (every informer event,
+	// every change above); held is the room held per node computed at held.version.
+	version uint64
+	held    *heldCache
+}
+
+// heldCache is the room held per node by all reservations, as computed at version; it is good
+// until the first of them expires.
+type heldCache struct {
+	version    uint64
+	validUntil time.Time
+	byNode     map[string]*room
 }
 
 // consumer is a pod that consumed a reservation.
@@ -100,6 +113,7 @@ func (l *Ledger) observe(obj any, deleted bool) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.version++
 	if deleted || !pending(r) {
 		delete(l.placed, r.UID)
 	}
@@ -113,6 +127,26 @@ func (l *Ledger) observe(obj any, deleted bool) {
 
 func pending(r *schedv1alpha1.Reservation) bool {
 	return r.Status.Phase == "" || r.Status.Phase == schedv1alpha1.ReservationPending
+}
+
+// cachedHeld returns the room held per node computed at the current version, if still good at
+// now, and the current version.
+func (l *Ledger) cachedHeld(now time.Time) (map[string]*room, uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if h := l.held; h != nil && h.version == l.version && now.Before(h.validUntil) {
+		return h.byNode, l.version
+	}
+	return nil, l.version
+}
+
+// cacheHeld keeps byNode, computed at version and good until validUntil.
+func (l *Ledger) cacheHeld(version uint64, validUntil time.Time, byNode map[string]*room) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held == nil || l.held.version <= version {
+		l.held = &heldCache{version: version, validUntil: validUntil, byNode: byNode}
+	}
 }
 
 // generation is the number of placements so far.
@@ -129,6 +163,7 @@ func (l *Ledger) assume(r *schedv1alpha1.Reservation) {
 	defer l.mu.Unlock()
 	l.placed[r.UID] = r
 	l.gen++
+	l.version++
 }
 
 // forget drops the placement of r, whose status could not be written.
@@ -136,6 +171,7 @@ func (l *Ledger) forget(r *schedv1alpha1.Reservation) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.placed, r.UID)
+	l.version++
 }
 
 // effective is r as this scheduler knows it: the placement in the ledger while the informer still
@@ -179,6 +215,7 @@ func (l *Ledger) consume(r types.UID, pod *corev1.Pod) bool {
 		return false
 	}
 	l.consumed[r] = consumer{name: pod.Name, uid: pod.UID}
+	l.version++
 	return true
 }
 
@@ -200,6 +237,7 @@ func (l *Ledger) release(r types.UID, pod *corev1.Pod) {
 	defer l.mu.Unlock()
 	if c, ok := l.consumed[r]; ok && c.uid == pod.UID {
 		delete(l.consumed, r)
+		l.version++
 	}
 }
 

@@ -85,6 +85,8 @@ type preFilterState struct {
 	own *schedv1alpha1.Reservation
 	// gen is the ledger's generation when held was read.
 	gen uint64
+	// want is what the pod asks for.
+	want *room
 }
 
 func (s *preFilterState) Clone() fwk.StateData { return s }
@@ -140,11 +142,19 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
-	held, err := p.held(now, own, "")
+	var held map[string]*room
+	if own != nil {
+		// Only its reservation's node is considered.
+		held, _, err = p.held(now, own, own.Status.NodeName)
+	} else {
+		held, err = p.heldEverywhere(now)
+	}
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
-	state.Write(stateKey, &preFilterState{own: own, held: held, gen: gen})
+	want := &room{}
+	want.add(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), 1)
+	state.Write(stateKey, &preFilterState{own: own, held: held, gen: gen, want: want})
 	if own != nil {
 		return &fwk.PreFilterResult{NodeNames: sets.New(own.Status.NodeName)}, nil
 	}
@@ -152,6 +162,21 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	return nil, nil
+}
+
+// heldEverywhere is the room held per node by all reservations: computed once per change of the
+// informer or the ledger (and again when one of them expires), shared read-only by the cycles.
+func (p *Plugin) heldEverywhere(now time.Time) (map[string]*room, error) {
+	cached, version := p.ledger.cachedHeld(now)
+	if cached != nil {
+		return cached, nil
+	}
+	held, validUntil, err := p.held(now, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	p.ledger.cacheHeld(version, validUntil, held)
+	return held, nil
 }
 
 // ownOf is the reservation pod consumes at now, if any: among those holding room that the pod
@@ -193,15 +218,20 @@ func (p *Plugin) ownOf(pod *corev1.Pod, now time.Time) (*schedv1alpha1.Reservati
 
 // held is the room held at now per node (on node only, when set) by the reservations holding room
 // (Available in the informer through its node index, or placed in the ledger), except except and
-// those a pod has consumed (that pod's room is counted by the scheduler's cache).
-func (p *Plugin) held(now time.Time, except *schedv1alpha1.Reservation, node string) (map[string]*room, error) {
+// those a pod has consumed (that pod's room is counted by the scheduler's cache), and when the
+// first of them expires.
+func (p *Plugin) held(now time.Time, except *schedv1alpha1.Reservation, node string) (map[string]*room, time.Time, error) {
 	out := map[string]*room{}
 	seen := map[types.UID]bool{}
+	validUntil := now.Add(time.Hour)
 	add := func(r *schedv1alpha1.Reservation) {
 		if seen[r.UID] || (except != nil && r.UID == except.UID) || !Holding(r, now) || (node != "" && r.Status.NodeName != node) {
 			return
 		}
 		seen[r.UID] = true
+		if exp := ExpireTime(r); exp.Before(validUntil) {
+			validUntil = exp
+		}
 		if _, ok := p.ledger.consumedBy(r.UID); ok {
 			return
 		}
@@ -220,7 +250,7 @@ func (p *Plugin) held(now time.Time, except *schedv1alpha1.Reservation, node str
 	for _, n := range nodes {
 		rs, err := byIndex(p.indexer, crcache.IndexReservationNode, n)
 		if err != nil {
-			return nil, err
+			return nil, now, err
 		}
 		for _, r := range rs {
 			add(r)
@@ -232,7 +262,7 @@ func (p *Plugin) held(now time.Time, except *schedv1alpha1.Reservation, node str
 	for _, rm := range out {
 		sort.Strings(rm.names)
 	}
-	return out, nil
+	return out, validUntil, nil
 }
 
 // PreFilterExtensions: none; the room held does not depend on other pods.
@@ -257,14 +287,14 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
-	return heldStatus(pod, nodeInfo, s.held[nodeInfo.Node().Name])
+	return heldStatus(s.want, nodeInfo, s.held[nodeInfo.Node().Name])
 }
 
-func heldStatus(pod *corev1.Pod, nodeInfo fwk.NodeInfo, held *room) *fwk.Status {
+func heldStatus(want *room, nodeInfo fwk.NodeInfo, held *room) *fwk.Status {
 	if held == nil {
 		return nil
 	}
-	if short := shortOf(pod, nodeInfo, held); len(short) > 0 {
+	if short := shortOf(want, nodeInfo, held); len(short) > 0 {
 		return fwk.NewStatus(fwk.Unschedulable, ReasonHeld).WithError(fmt.Errorf("short of %s on node %s, held by %s",
 			strings.Join(short, ", "), nodeInfo.Node().Name, strings.Join(held.names, ", ")))
 	}
@@ -289,11 +319,11 @@ func (p *Plugin) Reserve(_ context.Context, state fwk.CycleState, pod *corev1.Po
 		if err != nil {
 			return fwk.AsStatus(fmt.Errorf("%s: reading node %s from the snapshot: %w", Name, nodeName, err))
 		}
-		held, err := p.held(p.clock.Now(), s.own, nodeName)
+		held, _, err := p.held(p.clock.Now(), s.own, nodeName)
 		if err != nil {
 			return fwk.AsStatus(err)
 		}
-		if st := heldStatus(pod, nodeInfo, held[nodeName]); st != nil {
+		if st := heldStatus(s.want, nodeInfo, held[nodeName]); st != nil {
 			return st
 		}
 	}
@@ -312,10 +342,8 @@ func (p *Plugin) Unreserve(_ context.Context, state fwk.CycleState, pod *corev1.
 	p.ledger.release(s.own.UID, pod)
 }
 
-// shortOf lists the resources pod lacks on the node once held is taken away.
-func shortOf(pod *corev1.Pod, nodeInfo fwk.NodeInfo, held *room) []string {
-	want := &room{}
-	want.add(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), 1)
+// shortOf lists the resources a pod asking for want lacks on the node once held is taken away.
+func shortOf(want *room, nodeInfo fwk.NodeInfo, held *room) []string {
 	alloc, used := nodeInfo.GetAllocatable(), nodeInfo.GetRequested()
 	var short []string
 	check := func(name string, want, alloc, used, held int64) {
