@@ -93,8 +93,9 @@ func benchFramework(b *testing.B, nodes []*corev1.Node, objs ...runtime.Object) 
 
 // BenchmarkPreFilterFilter measures one pod's PreFilter and Filter on 100 nodes (NodeResourcesFit
 // and Reservation, through a real framework), as a scheduling cycle runs them: with no
-// reservations, and with 1000 finished and 100 live (Available, one per node) ones. The pod is of
-// a ReplicaSet that has reservations in the history, none live for it.
+// reservations, with 1000 finished ones (the history alone), 100 live ones (Available, one per
+// node) alone, and both. The pod is of a ReplicaSet that has reservations in the history, none
+// live for it.
 func BenchmarkPreFilterFilter(b *testing.B) {
 	nodes := make([]*corev1.Node, benchNodes)
 	for i := range nodes {
@@ -108,7 +109,7 @@ func BenchmarkPreFilterFilter(b *testing.B) {
 	for _, tc := range []struct {
 		name           string
 		finished, live int
-	}{{"none", 0, 0}, {"finished-1000-live-100", 1000, 100}} {
+	}{{"none", 0, 0}, {"finished-1000", 1000, 0}, {"live-100", 0, 100}, {"finished-1000-live-100", 1000, 100}} {
 		b.Run(tc.name, func(b *testing.B) {
 			fw := benchFramework(b, nodes, benchReservations(tc.finished, tc.live)...)
 			pod := st.MakePod().Name("web-x").Namespace("ns").UID("web-x").
