@@ -304,3 +304,31 @@ func TestReserveRejectsAfterAConcurrentPlacement(t *testing.T) {
 		t.Error("the ledger kept a placement the informer shows")
 	}
 }
+
+// TestHeldFollowsTheInformer: the room held per node is computed once and kept until the informer
+// (through the ledger's handler) or the ledger reports a change.
+func TestHeldFollowsTheInformer(t *testing.T) {
+	idx := indexer(t)
+	l := NewLedger()
+	p := New(idx, l, nil, clocktesting.NewFakePassiveClock(t0.Add(time.Second)))
+	other := pod("other", t0, "1", "")
+	if _, st := p.PreFilter(context.Background(), framework.NewCycleState(), other, nil); !st.IsSkip() {
+		t.Fatalf("PreFilter with nothing held = %v, want Skip", st)
+	}
+	r := rsv("r", "n1", schedv1alpha1.ReservationAvailable, "1500m", schedv1alpha1.ReservationOwner{Pod: &schedv1alpha1.ReservationPodOwner{Name: "web-0"}})
+	r.UID = "uid-r"
+	if err := idx.Add(r); err != nil {
+		t.Fatal(err)
+	}
+	l.observe(r, false)
+	if _, st := run(t, p, other, nodeInfo("n1", "2")); st["n1"].IsSuccess() {
+		t.Errorf("a reservation the informer added is not counted: n1 %v", st["n1"])
+	}
+	if err := idx.Delete(r); err != nil {
+		t.Fatal(err)
+	}
+	l.observe(r, true)
+	if _, st := p.PreFilter(context.Background(), framework.NewCycleState(), other, nil); !st.IsSkip() {
+		t.Errorf("PreFilter after the reservation was deleted = %v, want Skip", st)
+	}
+}
