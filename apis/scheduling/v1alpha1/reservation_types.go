@@ -73,10 +73,16 @@ type ReservationOwner struct {
 	Controller *ReservationControllerOwner `json:"controller,omitempty"`
 }
 
-// ReservationPodOwner names a pod.
+// ReservationPodOwner names a pod: the pod the reservation was made for (its replacement consumes
+// it first; a StatefulSet's replacement keeps the name, its ordinal identity).
 type ReservationPodOwner struct {
 	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
+	// UID is the UID of the pod the reservation was made for (the pod being moved). That pod itself
+	// never consumes the reservation, only a pod of the same name created after it (its
+	// replacement).
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
 }
 
 // ReservationControllerOwner identifies a pod's controller.

@@ -57,6 +57,8 @@ type Cache struct {
 	nodeReg   cache.ResourceEventHandlerRegistration
 	// reservations: Reservations handed out a lister (ReservationInformer shares its informer).
 	reservations bool
+	// shared: values of Shared, by key.
+	shared map[string]any
 }
 
 // New returns a Cache that builds its client from the framework Handle's KubeConfig.

@@ -30,7 +30,14 @@ func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedC
 		if fw == nil {
 			continue
 		}
-		if slices.ContainsFunc(fw.ListPlugins().PreFilter.Enabled, func(p schedconfig.Plugin) bool { return p.Name == reservation.Name }) {
+		enabled := func(set []schedconfig.Plugin) bool {
+			return slices.ContainsFunc(set, func(p schedconfig.Plugin) bool { return p.Name == reservation.Name })
+		}
+		if plugins := fw.ListPlugins(); enabled(plugins.PreFilter.Enabled) {
+			// Its Reserve serialises the profile's pods with the placements (reservation.Ledger).
+			if !enabled(plugins.Reserve.Enabled) {
+				return nil, fmt.Errorf("profile %q enables the %s plugin at preFilter but not at reserve: enable it at multiPoint (or at preFilter, filter and reserve)", prof.SchedulerName, reservation.Name)
+			}
 			profiles = append(profiles, prof)
 		}
 	}
@@ -56,6 +63,7 @@ func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedC
 		InformerFactory:        cc.InformerFactory,
 		Reservations:           crs.ReservationInformer(),
 		SchedulerCache:         sched.Cache,
+		Ledger:                 reservation.LedgerOf(crs),
 		IsLeader:               leads(cc),
 	})
 	if err != nil {

@@ -79,29 +79,39 @@ func (c *cluster) memSpec(n string, grace int64) corev1.PodSpec {
 // returns its running pod. With pin, its template names that node (no scheduler involved).
 func (c *cluster) statefulSet(t *testing.T, pin ...string) *corev1.Pod {
 	t.Helper()
+	return c.statefulSetOf(t, 1, appsv1.OrderedReadyPodManagement, pin...)[0]
+}
+
+// statefulSetOf creates the StatefulSet "db" of statefulSet with replicas pods managed by policy,
+// and returns them running, by ordinal.
+func (c *cluster) statefulSetOf(t *testing.T, replicas int, policy appsv1.PodManagementPolicyType, pin ...string) []*corev1.Pod {
+	t.Helper()
 	labels := map[string]string{"app": "db"}
 	spec := c.memSpec("2", 10)
 	if len(pin) > 0 {
 		spec.NodeName = pin[0]
 	}
 	set := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: c.ns}, Spec: appsv1.StatefulSetSpec{
-		Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Replicas: ptr.To(int32(replicas)), Selector: &metav1.LabelSelector{MatchLabels: labels}, PodManagementPolicy: policy,
 		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}}}
 	if _, err := env.Client.AppsV1().StatefulSets(c.ns).Create(context.Background(), set, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var pod *corev1.Pod
-	if err := harness.WaitFor(context.Background(), 30*time.Second, func(ctx context.Context) (bool, error) {
-		p, err := env.Client.CoreV1().Pods(c.ns).Get(ctx, "db-0", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
+	pods := make([]*corev1.Pod, replicas)
+	for i := range pods {
+		name := fmt.Sprintf("db-%d", i)
+		if err := harness.WaitFor(context.Background(), 30*time.Second, func(ctx context.Context) (bool, error) {
+			p, err := env.Client.CoreV1().Pods(c.ns).Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			pods[i] = p
+			return err == nil && p.Status.Phase == corev1.PodRunning, err
+		}); err != nil {
+			t.Fatalf("%s not running: %v", name, err)
 		}
-		pod = p
-		return err == nil && p.Status.Phase == corev1.PodRunning, err
-	}); err != nil {
-		t.Fatalf("db-0 not running: %v", err)
 	}
-	return pod
+	return pods
 }
 
 // rsvPolicy is the tests' policy: one profile on this test's nodes that runs deschedule (a plugin,

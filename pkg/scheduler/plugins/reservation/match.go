@@ -2,37 +2,81 @@ package reservation
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
-	schedlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 )
 
 // DefaultSchedulerName is the profile a template without spec.schedulerName is placed with.
 const DefaultSchedulerName = corev1.DefaultSchedulerName
 
-// Matches reports whether pod may consume r: same namespace, created after r, and matching one of
-// r's owners (by name, or by its controller's UID).
-func Matches(r *schedv1alpha1.Reservation, pod *corev1.Pod) bool {
+// How a pod may consume a reservation (Rank).
+const (
+	// NoMatch: the pod may not consume it.
+	NoMatch = -1
+	// RankOwn: the reservation was made for this pod's name (the pod it moves, or a StatefulSet's
+	// replacement, which keeps its predecessor's name): it is the pod's own.
+	RankOwn = 0
+	// RankSibling: the reservation names the pod's controller and the policy lets the pod take it
+	// (a pod of a controller without stable identities, such as a ReplicaSet).
+	RankSibling = 1
+)
+
+// identityKinds are the controllers whose pods have a stable identity (name, volumes, ordinal): a
+// pod of theirs consumes only a reservation made for its own name, never a sibling's.
+var identityKinds = map[string]bool{"StatefulSet": true}
+
+// Rank says whether pod may consume r and how closely r is the pod's: RankOwn, RankSibling or
+// NoMatch. The pod must be in r's namespace and created after r (its replacement, not the pod r
+// was made for: a pod owner's uid never matches). A pod owner with the pod's name makes r the
+// pod's own. A controller owner with the UID of the pod's controller makes r a sibling's, which
+// the pod may take unless r was made for another pod of a controller with stable identities
+// (StatefulSet): then it is that pod's, and only that pod's.
+func Rank(r *schedv1alpha1.Reservation, pod *corev1.Pod) int {
 	if pod.Namespace != r.Namespace || pod.CreationTimestamp.Before(&r.CreationTimestamp) {
-		return false
+		return NoMatch
 	}
 	ref := metav1.GetControllerOf(pod)
+	madeForOther, controller := false, false
 	for _, o := range r.Spec.Owners {
-		if o.Pod != nil && o.Pod.Name == pod.Name {
-			return true
+		if o.Pod != nil {
+			if o.Pod.UID != "" && o.Pod.UID == pod.UID {
+				return NoMatch
+			}
+			if o.Pod.Name == pod.Name {
+				return RankOwn
+			}
+			madeForOther = true
 		}
 		if o.Controller != nil && ref != nil && ref.UID == o.Controller.UID {
-			return true
+			controller = true
 		}
 	}
-	return false
+	if !controller || (madeForOther && identityKinds[ref.Kind]) {
+		return NoMatch
+	}
+	return RankSibling
+}
+
+// Matches reports whether pod may consume r (Rank is not NoMatch).
+func Matches(r *schedv1alpha1.Reservation, pod *corev1.Pod) bool { return Rank(r, pod) != NoMatch }
+
+// better reports whether a (of rank ra) is to be consumed before b (of rank rb): the pod's own
+// first, then the oldest, then by name.
+func better(a *schedv1alpha1.Reservation, ra int, b *schedv1alpha1.Reservation, rb int) bool {
+	if ra != rb {
+		return ra < rb
+	}
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
 }
 
 // TTL is r's time to live (spec.ttl or DefaultReservationTTL).
@@ -78,30 +122,27 @@ func Requests(r *schedv1alpha1.Reservation) corev1.ResourceList {
 	return resourcehelper.PodRequests(PodOf(r), resourcehelper.PodResourcesOptions{})
 }
 
-// holdingByNode lists the reservations holding room at now, by node, in name order; the one pod
-// matches (if any, the first by namespace/name) is returned apart and not counted.
-func holdingByNode(lister schedlisters.ReservationLister, pod *corev1.Pod, now time.Time) (map[string][]*schedv1alpha1.Reservation, *schedv1alpha1.Reservation, error) {
-	all, err := lister.List(labels.Everything())
+// ownerKeys are the IndexReservationOwner keys under which pod's reservations are: its name and
+// its controller's UID.
+func ownerKeys(pod *corev1.Pod) []string {
+	keys := []string{crcache.OwnerPodKey(pod.Namespace, pod.Name)}
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		keys = append(keys, crcache.OwnerControllerKey(pod.Namespace, string(ref.UID)))
+	}
+	return keys
+}
+
+// byIndex lists the reservations of indexer under index value key.
+func byIndex(indexer cache.Indexer, index, key string) ([]*schedv1alpha1.Reservation, error) {
+	objs, err := indexer.ByIndex(index, key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing reservations: %w", err)
+		return nil, fmt.Errorf("reading the reservations of %s %q: %w", index, key, err)
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].Namespace != all[j].Namespace {
-			return all[i].Namespace < all[j].Namespace
+	out := make([]*schedv1alpha1.Reservation, 0, len(objs))
+	for _, o := range objs {
+		if r, ok := o.(*schedv1alpha1.Reservation); ok {
+			out = append(out, r)
 		}
-		return all[i].Name < all[j].Name
-	})
-	var own *schedv1alpha1.Reservation
-	byNode := map[string][]*schedv1alpha1.Reservation{}
-	for _, r := range all {
-		if !Holding(r, now) {
-			continue
-		}
-		if own == nil && Matches(r, pod) {
-			own = r
-			continue
-		}
-		byNode[r.Status.NodeName] = append(byNode[r.Status.NodeName], r)
 	}
-	return byNode, own, nil
+	return out, nil
 }

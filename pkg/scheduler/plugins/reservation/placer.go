@@ -30,6 +30,7 @@ import (
 	schedinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions/scheduling/v1alpha1"
 	schedlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/internal/workqueueutil"
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 	"github.com/accord-sched/accord/pkg/scheduler/frameworks"
 )
 
@@ -66,6 +67,9 @@ type PlacerConfig struct {
 	// Reservations is the Reservation informer the scheduler's Reservation plugin reads
 	// (crcache.Cache.ReservationInformer), started and synced by it: the Placer shares it.
 	Reservations schedinformers.ReservationInformer
+	// Ledger is the scheduler's Reservation ledger (LedgerOf the plugins' crcache.Cache): a placement
+	// is recorded there, under its lock, before its status is written.
+	Ledger *Ledger
 	// Clock defaults to the real clock.
 	Clock clock.Clock
 	// IsLeader, when set, tells whether this replica leads (holds the scheduler's leader Lease): the
@@ -83,6 +87,8 @@ const LeaderPoll = 2 * time.Second
 type Placer struct {
 	accord     accordclient.Interface
 	lister     schedlisters.ReservationLister
+	indexer    cache.Indexer
+	ledger     *Ledger
 	synced     []cache.InformerSynced
 	pods       corelisters.PodLister
 	nodes      corelisters.NodeLister
@@ -136,9 +142,17 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 	if rsv == nil {
 		return nil, fmt.Errorf("the reservation placer needs the Reservation informer of the scheduler's Reservation plugin")
 	}
+	if cfg.Ledger == nil {
+		return nil, fmt.Errorf("the reservation placer needs the Reservation plugin's ledger")
+	}
+	if err := cfg.Ledger.Follow(rsv.Informer()); err != nil {
+		return nil, fmt.Errorf("the reservation placer: %w", err)
+	}
 	p := &Placer{
 		accord:     accord,
 		lister:     rsv.Lister(),
+		indexer:    rsv.Informer().GetIndexer(),
+		ledger:     cfg.Ledger,
 		pods:       cfg.InformerFactory.Core().V1().Pods().Lister(),
 		nodes:      cfg.InformerFactory.Core().V1().Nodes().Lister(),
 		snapshot:   &snapshotHolder{s: internalcache.NewEmptySnapshot()},
@@ -185,13 +199,16 @@ func (p *Placer) podChanged(obj any) {
 	if !ok || pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil {
 		return
 	}
-	rs, err := p.lister.Reservations(pod.Namespace).List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, r := range rs {
-		if r.Status.Phase == schedv1alpha1.ReservationAvailable && r.Status.NodeName == pod.Spec.NodeName && Matches(r, pod) {
-			p.queue.Add(cache.MetaObjectToName(r))
+	for _, key := range ownerKeys(pod) {
+		rs, err := byIndex(p.indexer, crcache.IndexReservationOwner, key)
+		if err != nil {
+			return
+		}
+		for _, r := range rs {
+			r = p.ledger.effective(r)
+			if r.Status.Phase == schedv1alpha1.ReservationAvailable && r.Status.NodeName == pod.Spec.NodeName && Matches(r, pod) {
+				p.queue.Add(cache.MetaObjectToName(r))
+			}
 		}
 	}
 }
@@ -269,6 +286,8 @@ func (p *Placer) sync(ctx context.Context, key cache.ObjectName) (time.Duration,
 	if err != nil {
 		return 0, err
 	}
+	// A placement whose status the informer does not show yet is Available.
+	r = p.ledger.effective(r)
 	now := p.clock.Now()
 	expire := ExpireTime(r)
 	switch r.Status.Phase {
@@ -292,18 +311,52 @@ func (p *Placer) sync(ctx context.Context, key cache.ObjectName) (time.Duration,
 	return 0, nil
 }
 
-// consumer is an assigned, running owner pod on r's node, if any.
+// consumer is the running pod on r's node that consumed r: the one the Reservation plugin recorded
+// in its Reserve, once it is bound there. A pod placed without this scheduler's cycle (another
+// scheduler, a spec.nodeName, a cycle before a restart) may be the consumer too: an owner pod on
+// the node, r's own first, that consumed no other reservation (the ledger's, or one whose
+// status.boundPod names it).
 func (p *Placer) consumer(r *schedv1alpha1.Reservation) *corev1.Pod {
+	if c, ok := p.ledger.consumedBy(r.UID); ok {
+		pod, err := p.pods.Pods(r.Namespace).Get(c.name)
+		if err == nil && pod.UID == c.uid && pod.Spec.NodeName == r.Status.NodeName && pod.DeletionTimestamp == nil {
+			return pod
+		}
+		return nil
+	}
 	pods, err := p.pods.Pods(r.Namespace).List(labels.Everything())
 	if err != nil {
 		return nil
 	}
+	var best *corev1.Pod
+	bestRank := NoMatch
 	for _, pod := range pods {
-		if pod.Spec.NodeName == r.Status.NodeName && pod.DeletionTimestamp == nil && Matches(r, pod) {
-			return pod
+		if pod.Spec.NodeName != r.Status.NodeName || pod.DeletionTimestamp != nil {
+			continue
+		}
+		rank := Rank(r, pod)
+		if rank == NoMatch || (best != nil && rank >= bestRank) || p.ledger.consumes(pod.UID) || p.boundElsewhere(r, pod) {
+			continue
+		}
+		best, bestRank = pod, rank
+	}
+	return best
+}
+
+// boundElsewhere reports whether a reservation other than r names pod as its bound pod.
+func (p *Placer) boundElsewhere(r *schedv1alpha1.Reservation, pod *corev1.Pod) bool {
+	for _, key := range ownerKeys(pod) {
+		rs, err := byIndex(p.indexer, crcache.IndexReservationOwner, key)
+		if err != nil {
+			return true
+		}
+		for _, o := range rs {
+			if o.UID != r.UID && o.Status.BoundPod != nil && o.Status.BoundPod.UID == pod.UID {
+				return true
+			}
 		}
 	}
-	return nil
+	return false
 }
 
 // place runs the profile's PreFilter, Filter, PreScore and Score for the reservation's pod over a
@@ -320,21 +373,34 @@ func (p *Placer) place(ctx context.Context, r *schedv1alpha1.Reservation) error 
 		return p.setStatus(ctx, r, schedv1alpha1.ReservationFailed, ReasonUnsupported,
 			"templates with resourceClaims are not supported", "", nil)
 	}
+	// Decided and recorded in the ledger under its lock: no pod's Reserve runs in between (Ledger).
+	p.ledger.place.Lock()
 	snap, err := p.takeSnapshot(ctx)
 	if err != nil {
+		p.ledger.place.Unlock()
 		return err
 	}
 	p.snapshot.set(snap)
 	node, msg, err := placeWith(ctx, fw, snap, pod)
 	if err != nil {
+		p.ledger.place.Unlock()
 		return err
 	}
 	if node == "" {
+		p.ledger.place.Unlock()
 		logger.Info("Reservation cannot be placed", "reservation", klog.KObj(r), "reason", msg)
 		return p.setStatus(ctx, r, schedv1alpha1.ReservationFailed, ReasonUnschedulable, msg, "", nil)
 	}
+	placed := withStatus(r, schedv1alpha1.ReservationAvailable, ReasonPlaced, msg, node, nil)
+	p.ledger.assume(placed)
+	p.ledger.place.Unlock()
 	logger.Info("Reservation placed", "reservation", klog.KObj(r), "node", node)
-	return p.setStatus(ctx, r, schedv1alpha1.ReservationAvailable, ReasonPlaced, msg, node, nil)
+	if err := p.writeStatus(ctx, placed); err != nil {
+		// Not published: its room is free again, and it is placed anew on the retry.
+		p.ledger.forget(placed)
+		return err
+	}
+	return nil
 }
 
 // takeSnapshot is the cluster a placement runs on: the scheduler cache's snapshot (assumed pods
@@ -441,17 +507,27 @@ func placeWith(ctx context.Context, fw framework.Framework, snap *internalcache.
 }
 
 func (p *Placer) setStatus(ctx context.Context, r *schedv1alpha1.Reservation, phase schedv1alpha1.ReservationPhase, reason, msg, node string, bound *schedv1alpha1.ReservationBoundPod) error {
+	return p.writeStatus(ctx, withStatus(r, phase, reason, msg, node, bound))
+}
+
+// withStatus is a copy of r with that status (expireTime: ExpireTime).
+func withStatus(r *schedv1alpha1.Reservation, phase schedv1alpha1.ReservationPhase, reason, msg, node string, bound *schedv1alpha1.ReservationBoundPod) *schedv1alpha1.Reservation {
 	r = r.DeepCopy()
 	exp := metav1.NewTime(ExpireTime(r))
 	r.Status = schedv1alpha1.ReservationStatus{Phase: phase, Reason: reason, Message: msg, NodeName: node, ExpireTime: &exp, BoundPod: bound}
+	return r
+}
+
+// writeStatus writes r's status; a reservation deleted meanwhile is not an error.
+func (p *Placer) writeStatus(ctx context.Context, r *schedv1alpha1.Reservation) error {
 	_, err := p.accord.SchedulingV1alpha1().Reservations(r.Namespace).UpdateStatus(ctx, r, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("updating the status of reservation %s/%s to %s: %w", r.Namespace, r.Name, phase, err)
+		return fmt.Errorf("updating the status of reservation %s/%s to %s: %w", r.Namespace, r.Name, r.Status.Phase, err)
 	}
-	transitions.WithLabelValues(string(phase), reason).Inc()
-	klog.FromContext(ctx).V(2).Info("Reservation status", "reservation", klog.KObj(r), "phase", phase, "reason", reason, "node", node)
+	transitions.WithLabelValues(string(r.Status.Phase), r.Status.Reason).Inc()
+	klog.FromContext(ctx).V(2).Info("Reservation status", "reservation", klog.KObj(r), "phase", r.Status.Phase, "reason", r.Status.Reason, "node", r.Status.NodeName)
 	return nil
 }

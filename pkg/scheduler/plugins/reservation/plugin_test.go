@@ -12,11 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
-	schedlisters "github.com/accord-sched/accord/pkg/generated/listers/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 )
 
 var t0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -35,15 +36,21 @@ func rsv(name, node string, phase schedv1alpha1.ReservationPhase, cpu string, ow
 	}
 }
 
-func lister(t *testing.T, rs ...*schedv1alpha1.Reservation) schedlisters.ReservationLister {
+// indexer is a Reservation indexer with the informer's indexes, holding rs.
+func indexer(t *testing.T, rs ...*schedv1alpha1.Reservation) cache.Indexer {
 	t.Helper()
-	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	indexers := crcache.ReservationIndexers()
+	indexers[cache.NamespaceIndex] = cache.MetaNamespaceIndexFunc
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, indexers)
 	for _, r := range rs {
+		if r.UID == "" {
+			r.UID = types.UID("uid-" + r.Name)
+		}
 		if err := idx.Add(r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return schedlisters.NewReservationLister(idx)
+	return idx
 }
 
 func pod(name string, created time.Time, cpu string, controller types.UID) *corev1.Pod {
@@ -112,12 +119,12 @@ func run(t *testing.T, p *Plugin, pd *corev1.Pod, nodes ...fwk.NodeInfo) (*fwk.P
 func TestFilterCountsHeldRoom(t *testing.T) {
 	owner := schedv1alpha1.ReservationOwner{Pod: &schedv1alpha1.ReservationPodOwner{Name: "web-0"}}
 	clk := clocktesting.NewFakePassiveClock(t0.Add(10 * time.Second))
-	p := New(lister(t,
+	p := New(indexer(t,
 		rsv("held", "n1", schedv1alpha1.ReservationAvailable, "1500m", owner),
 		rsv("pending", "", schedv1alpha1.ReservationPending, "4"),
 		rsv("failed", "", schedv1alpha1.ReservationFailed, "4"),
 		rsv("bound", "n0", schedv1alpha1.ReservationBound, "4"),
-	), clk)
+	), NewLedger(), nil, clk)
 	n0 := nodeInfo("n0", "2")
 	n1 := nodeInfo("n1", "2")
 
@@ -149,7 +156,7 @@ func TestFilterCountsHeldRoom(t *testing.T) {
 }
 
 func TestFilterSkipsWithoutReservations(t *testing.T) {
-	p := New(lister(t), clocktesting.NewFakePassiveClock(t0))
+	p := New(indexer(t), NewLedger(), nil, clocktesting.NewFakePassiveClock(t0))
 	state := framework.NewCycleState()
 	if _, st := p.PreFilter(context.Background(), state, pod("p", t0, "1", ""), nil); !st.IsSkip() {
 		t.Errorf("PreFilter without reservations = %v, want Skip", st)
@@ -161,7 +168,7 @@ func TestHeldRoomCountsPodsAndScalars(t *testing.T) {
 		Requests: corev1.ResourceList{"example.com/memory": resource.MustParse("8")}}}}}
 	r := rsv("r", "n1", schedv1alpha1.ReservationAvailable, "0")
 	r.Spec.Template.Spec = spec
-	p := New(lister(t, r), clocktesting.NewFakePassiveClock(t0))
+	p := New(indexer(t, r), NewLedger(), nil, clocktesting.NewFakePassiveClock(t0))
 	ni := framework.NewNodeInfo()
 	ni.SetNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
 		"example.com/memory": resource.MustParse("10"), corev1.ResourcePods: resource.MustParse("1")}}})
@@ -169,5 +176,159 @@ func TestHeldRoomCountsPodsAndScalars(t *testing.T) {
 	_, st := run(t, p, pd, ni)
 	if st["n1"].IsSuccess() || !strings.Contains(st["n1"].AsError().Error(), "example.com/memory") || !strings.Contains(st["n1"].AsError().Error(), "pods") {
 		t.Errorf("want n1 short of example.com/memory and pods, got %v", st["n1"])
+	}
+}
+
+// stsPod is pod name of the StatefulSet "db" (UID sts-uid), created at created.
+func stsPod(name string, created time.Time) *corev1.Pod {
+	p := pod(name, created, "1", "")
+	p.UID = types.UID(name + "-" + created.Format("150405"))
+	p.OwnerReferences = []metav1.OwnerReference{{Kind: "StatefulSet", Name: "db", UID: "sts-uid", Controller: new(true)}}
+	return p
+}
+
+// madeFor is a reservation on node made for the StatefulSet pod old (owners: its name and UID,
+// and the StatefulSet), as reservation-first makes them.
+func madeFor(name, node string, old *corev1.Pod, created time.Time) *schedv1alpha1.Reservation {
+	r := rsv(name, node, schedv1alpha1.ReservationAvailable, "1",
+		schedv1alpha1.ReservationOwner{Pod: &schedv1alpha1.ReservationPodOwner{Name: old.Name, UID: old.UID}},
+		schedv1alpha1.ReservationOwner{Controller: &schedv1alpha1.ReservationControllerOwner{Kind: "StatefulSet", Name: "db", UID: "sts-uid"}})
+	r.CreationTimestamp = metav1.NewTime(created)
+	return r
+}
+
+// TestRank: a pod's own reservation (its name) ranks first; a ReplicaSet's pods take any of their
+// controller's; a StatefulSet's pod never takes one made for a sibling; the pod a reservation was
+// made for never consumes it.
+func TestRank(t *testing.T) {
+	old0 := stsPod("db-0", t0.Add(-time.Hour))
+	r0 := madeFor("a-db-0", "n1", old0, t0)
+	rsPod := pod("web-abc", t0.Add(-time.Hour), "1", "rs-uid")
+	rsPod.UID = "web-abc-uid"
+	rRS := rsv("web", "n1", schedv1alpha1.ReservationAvailable, "1",
+		schedv1alpha1.ReservationOwner{Pod: &schedv1alpha1.ReservationPodOwner{Name: rsPod.Name, UID: rsPod.UID}},
+		schedv1alpha1.ReservationOwner{Controller: &schedv1alpha1.ReservationControllerOwner{Kind: "ReplicaSet", UID: "rs-uid"}})
+	sameSecond := stsPod("db-0", t0)
+	sameSecond.UID = old0.UID
+	for _, tc := range []struct {
+		name string
+		r    *schedv1alpha1.Reservation
+		p    *corev1.Pod
+		want int
+	}{
+		{"the StatefulSet pod's replacement", r0, stsPod("db-0", t0.Add(time.Second)), RankOwn},
+		{"a sibling of the StatefulSet", r0, stsPod("db-1", t0.Add(time.Second)), NoMatch},
+		{"the pod it was made for, even created in the same second", r0, sameSecond, NoMatch},
+		{"a ReplicaSet's new pod", rRS, pod("web-xyz", t0.Add(time.Second), "1", "rs-uid"), RankSibling},
+	} {
+		if got := Rank(tc.r, tc.p); got != tc.want {
+			t.Errorf("%s: Rank = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSiblingsTakeTheirOwn: db-0 and db-1 were moved together, their reservations on n1 and n2;
+// db-1's replacement, created first, goes to n2 (not to db-0's reservation, first by name), and
+// consumes it in Reserve so that no other pod does.
+func TestSiblingsTakeTheirOwn(t *testing.T) {
+	r0 := madeFor("a-db-0", "n1", stsPod("db-0", t0.Add(-time.Hour)), t0)
+	r1 := madeFor("b-db-1", "n2", stsPod("db-1", t0.Add(-time.Hour)), t0)
+	l := NewLedger()
+	p := New(indexer(t, r0, r1), l, nil, clocktesting.NewFakePassiveClock(t0.Add(10*time.Second)))
+	db1 := stsPod("db-1", t0.Add(5*time.Second))
+	state := framework.NewCycleState()
+	res, st := p.PreFilter(context.Background(), state, db1, nil)
+	if !st.IsSuccess() || res == nil || !res.NodeNames.Has("n2") || res.NodeNames.Len() != 1 {
+		t.Fatalf("db-1's replacement: PreFilter %v %+v, want only n2 (its own reservation)", st, res)
+	}
+	if st := p.Reserve(context.Background(), state, db1, "n2"); !st.IsSuccess() {
+		t.Fatalf("Reserve: %v", st)
+	}
+	if c, ok := l.consumedBy(r1.UID); !ok || c.uid != db1.UID {
+		t.Fatalf("the ledger records %+v as b-db-1's consumer, want db-1", c)
+	}
+	// Another pod of the StatefulSet (a scale-up db-2) does not take either reservation.
+	if res, st := p.PreFilter(context.Background(), framework.NewCycleState(), stsPod("db-2", t0.Add(6*time.Second)), nil); res != nil && !res.AllNodes() {
+		t.Errorf("db-2 sent to %v (%v), want no reservation of its own", res.NodeNames, st)
+	}
+	// Unreserve gives it back.
+	p.Unreserve(context.Background(), state, db1, "n2")
+	if _, ok := l.consumedBy(r1.UID); ok {
+		t.Error("Unreserve left the reservation consumed")
+	}
+}
+
+// fakeHandle is the part of a framework Handle that Reserve reads: the cycle's snapshot.
+type fakeHandle struct {
+	fwk.Handle
+	snap *internalcache.Snapshot
+}
+
+func (h fakeHandle) SnapshotSharedLister() fwk.SharedLister { return h.snap }
+
+// TestReserveRejectsAfterAConcurrentPlacement: a pod passes PreFilter and Filter on n1 (2 CPUs,
+// nothing held); before its Reserve, the Placer places a 1.5 CPU reservation on n1 (recorded in the
+// ledger, not yet in the informer). Reserve checks n1 again and rejects the 1 CPU pod; a 0.5 CPU
+// pod still fits.
+func TestReserveRejectsAfterAConcurrentPlacement(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("110")}}}
+	h := fakeHandle{snap: internalcache.NewSnapshot(nil, []*corev1.Node{node})}
+	pending := rsv("late", "", schedv1alpha1.ReservationPending, "1500m",
+		schedv1alpha1.ReservationOwner{Pod: &schedv1alpha1.ReservationPodOwner{Name: "someone"}})
+	l := NewLedger()
+	p := New(indexer(t, pending), l, h, clocktesting.NewFakePassiveClock(t0.Add(time.Second)))
+	for _, tc := range []struct {
+		cpu    string
+		reject bool
+	}{{"1", true}, {"500m", false}} {
+		l.forget(pending)
+		pd := pod("p-"+tc.cpu, t0, tc.cpu, "")
+		state := framework.NewCycleState()
+		if _, st := p.PreFilter(context.Background(), state, pd, nil); !st.IsSkip() {
+			t.Fatalf("PreFilter with nothing held = %v, want Skip", st)
+		}
+		l.assume(withStatus(pending, schedv1alpha1.ReservationAvailable, ReasonPlaced, "", "n1", nil))
+		st := p.Reserve(context.Background(), state, pd, "n1")
+		if tc.reject && (st.Code() != fwk.Unschedulable || !strings.Contains(st.Message(), ReasonHeld)) {
+			t.Errorf("a %s CPU pod: Reserve = %v, want Unschedulable %q", tc.cpu, st, ReasonHeld)
+		}
+		if !tc.reject && !st.IsSuccess() {
+			t.Errorf("a %s CPU pod: Reserve = %v, want success", tc.cpu, st)
+		}
+	}
+	// The informer catches up (Available): the ledger forgets the placement, the room stays held.
+	shown := withStatus(pending, schedv1alpha1.ReservationAvailable, ReasonPlaced, "", "n1", nil)
+	l.observe(shown, false)
+	if len(l.placements()) != 0 {
+		t.Error("the ledger kept a placement the informer shows")
+	}
+}
+
+// TestHeldFollowsTheInformer: the room held per node is computed once and kept until the informer
+// (through the ledger's handler) or the ledger reports a change.
+func TestHeldFollowsTheInformer(t *testing.T) {
+	idx := indexer(t)
+	l := NewLedger()
+	p := New(idx, l, nil, clocktesting.NewFakePassiveClock(t0.Add(time.Second)))
+	other := pod("other", t0, "1", "")
+	if _, st := p.PreFilter(context.Background(), framework.NewCycleState(), other, nil); !st.IsSkip() {
+		t.Fatalf("PreFilter with nothing held = %v, want Skip", st)
+	}
+	r := rsv("r", "n1", schedv1alpha1.ReservationAvailable, "1500m", schedv1alpha1.ReservationOwner{Pod: &schedv1alpha1.ReservationPodOwner{Name: "web-0"}})
+	r.UID = "uid-r"
+	if err := idx.Add(r); err != nil {
+		t.Fatal(err)
+	}
+	l.observe(r, false)
+	if _, st := run(t, p, other, nodeInfo("n1", "2")); st["n1"].IsSuccess() {
+		t.Errorf("a reservation the informer added is not counted: n1 %v", st["n1"])
+	}
+	if err := idx.Delete(r); err != nil {
+		t.Fatal(err)
+	}
+	l.observe(r, true)
+	if _, st := p.PreFilter(context.Background(), framework.NewCycleState(), other, nil); !st.IsSkip() {
+		t.Errorf("PreFilter after the reservation was deleted = %v, want Skip", st)
 	}
 }

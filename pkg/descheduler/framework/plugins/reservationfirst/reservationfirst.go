@@ -177,7 +177,8 @@ func (p *Plugin) cleanUp(ctx context.Context, r *schedv1alpha1.Reservation) {
 }
 
 // ReservationFor is the reservation for pod's replacement: the pod's spec as template, pinned to
-// predicted (when set) and never on the pod's node; owned by the pod's name and, when it has one,
+// predicted (when set) and never on the pod's node; made for the pod (its name and UID: the
+// replacement of a StatefulSet pod, which keeps the name, consumes it before any sibling) and, when it has one,
 // its controller's UID (the replacement of a StatefulSet keeps the name, a ReplicaSet's has the
 // controller); its TTL is the pod's grace period plus slack (the placement timeout and the TTL
 // margin), at most schedv1alpha1.MaxReservationTTL (the CRD's ceiling: a pod that terminates for
@@ -190,7 +191,7 @@ func ReservationFor(pod *corev1.Pod, predicted string, slack time.Duration) *sch
 		req = corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{predicted}}
 	}
 	RequireNodes(spec, req)
-	owners := []schedv1alpha1.ReservationOwner{{Pod: &schedv1alpha1.ReservationPodOwner{Name: pod.Name}}}
+	owners := []schedv1alpha1.ReservationOwner{{Pod: &schedv1alpha1.ReservationPodOwner{Name: pod.Name, UID: pod.UID}}}
 	var ownerRefs []metav1.OwnerReference
 	if ref := metav1.GetControllerOf(pod); ref != nil {
 		owners = append(owners, schedv1alpha1.ReservationOwner{Controller: &schedv1alpha1.ReservationControllerOwner{Kind: ref.Kind, Name: ref.Name, UID: ref.UID}})

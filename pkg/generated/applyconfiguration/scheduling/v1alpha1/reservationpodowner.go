@@ -18,12 +18,21 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	types "k8s.io/apimachinery/pkg/types"
+)
+
 // ReservationPodOwnerApplyConfiguration represents a declarative configuration of the ReservationPodOwner type for use
 // with apply.
 //
-// ReservationPodOwner names a pod.
+// ReservationPodOwner names a pod: the pod the reservation was made for (its replacement consumes
+// it first; a StatefulSet's replacement keeps the name, its ordinal identity).
 type ReservationPodOwnerApplyConfiguration struct {
 	Name *string `json:"name,omitempty"`
+	// UID is the UID of the pod the reservation was made for (the pod being moved). That pod itself
+	// never consumes the reservation, only a pod of the same name created after it (its
+	// replacement).
+	UID *types.UID `json:"uid,omitempty"`
 }
 
 // ReservationPodOwnerApplyConfiguration constructs a declarative configuration of the ReservationPodOwner type for use with
@@ -37,5 +46,13 @@ func ReservationPodOwner() *ReservationPodOwnerApplyConfiguration {
 // If called multiple times, the Name field is set to the value of the last call.
 func (b *ReservationPodOwnerApplyConfiguration) WithName(value string) *ReservationPodOwnerApplyConfiguration {
 	b.Name = &value
+	return b
+}
+
+// WithUID sets the UID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the UID field is set to the value of the last call.
+func (b *ReservationPodOwnerApplyConfiguration) WithUID(value types.UID) *ReservationPodOwnerApplyConfiguration {
+	b.UID = &value
 	return b
 }
