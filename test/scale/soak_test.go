@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -281,6 +282,7 @@ func TestSoak(t *testing.T) {
 		s, err := takeSoakSample(ctx, env.Client, accord, scrapers, pids, pods, cycles-firstCycle)
 		if err != nil {
 			t.Logf("sample at cycle %.0f (skipped): %v", cycles, err)
+			time.Sleep(time.Second)
 			continue
 		}
 		series = append(series, s)
@@ -314,6 +316,12 @@ func TestSoak(t *testing.T) {
 		m.sum("accord_descheduler_pods_evicted_total", `result="soft"`), len(reservationsSeen), maxAnnotated)
 	for _, f := range soakSlopes(series) {
 		figure(t, "soak slope %s nodes=%d pods=%d cycles=%d: %s", f.name, sz.Nodes, want, cycles, f)
+	}
+	if len(series) > 1 {
+		for _, name := range []string{"accord-scheduler", "accord-descheduler"} {
+			t.Logf("%s metric series added after the warm-up (cycle %.0f to %.0f): %s", name, series[len(series)/10].cycle, series[len(series)-1].cycle,
+				seriesGrowth(series[len(series)/10].byMetric[name], series[len(series)-1].byMetric[name]))
+		}
 	}
 	if c.err != nil {
 		t.Errorf("churn: %v", c.err)
@@ -573,6 +581,8 @@ type soakSample struct {
 	values map[string]float64
 	// The names of the Reservations live and of the PodMigrations Succeeded at the sample.
 	reservations, succeeded []string
+	// byMetric is, per binary, the number of samples of each metric name its /metrics exports.
+	byMetric map[string]map[string]int
 }
 
 func (s soakSample) String() string {
@@ -595,7 +605,7 @@ var soakSeries = []string{
 // every client's: the binaries', the controllers', the node simulator's and the test's); the live
 // Reservations and PodMigrations; and the pods annotated for soft eviction.
 func takeSoakSample(ctx context.Context, client kubernetes.Interface, accord accordclient.Interface, scrapers map[string]*metricsScraper, pids map[string]int, pods *podCounter, cycle float64) (soakSample, error) {
-	s := soakSample{cycle: cycle, values: map[string]float64{}}
+	s := soakSample{cycle: cycle, values: map[string]float64{}, byMetric: map[string]map[string]int{}}
 	for name, sc := range scrapers {
 		m, err := sc.get(ctx)
 		if err != nil {
@@ -613,6 +623,7 @@ func takeSoakSample(ctx context.Context, client kubernetes.Interface, accord acc
 		s.values[name+" RSS MiB"] = mib(rss)
 		s.values[name+" goroutines"] = float64(g)
 		s.values[name+" metric series"] = float64(len(m))
+		s.byMetric[name] = m.countByName()
 	}
 	raw, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
@@ -782,4 +793,45 @@ func (s *metricsScraper) goroutines(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("GET /debug/pprof/goroutine: first line %q: %w", line, err)
 	}
 	return n, nil
+}
+
+// countByName counts the samples of each metric name (a histogram's _bucket, _sum and _count apart).
+func (s samples) countByName() map[string]int {
+	out := map[string]int{}
+	for _, line := range s {
+		if i := strings.IndexAny(line, "{ "); i > 0 {
+			out[line[:i]]++
+		}
+	}
+	return out
+}
+
+// seriesGrowth lists the metric names with more samples in to than in from, most added first.
+func seriesGrowth(from, to map[string]int) string {
+	type grown struct {
+		name string
+		n    int
+	}
+	var g []grown
+	for name, n := range to {
+		if d := n - from[name]; d > 0 {
+			g = append(g, grown{name, d})
+		}
+	}
+	if len(g) == 0 {
+		return "none"
+	}
+	sort.Slice(g, func(i, j int) bool { return g[i].n > g[j].n || g[i].n == g[j].n && g[i].name < g[j].name })
+	var b strings.Builder
+	for i, x := range g {
+		if i == 12 {
+			fmt.Fprintf(&b, ", and %d more", len(g)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s +%d", x.name, x.n)
+	}
+	return b.String()
 }
