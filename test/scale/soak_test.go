@@ -326,8 +326,11 @@ func TestSoak(t *testing.T) {
 	if c.err != nil {
 		t.Errorf("churn: %v", c.err)
 	}
-	// The churn must have walked every path the slopes are about.
-	if m.sum("accord_descheduler_pods_evicted_total", `result="success"`) == 0 || m.sum("accord_descheduler_pods_evicted_total", `result="soft"`) == 0 ||
+	// The churn must have walked every path the slopes are about, given the time: the soft
+	// profile's taint first moves soakTaintPeriod after the cycles start.
+	if elapsed < 2*soakTaintPeriod {
+		t.Logf("the cycles ran %s, under the %s the churn needs to drive every path: not checked", elapsed.Round(time.Second), 2*soakTaintPeriod)
+	} else if m.sum("accord_descheduler_pods_evicted_total", `result="success"`) == 0 || m.sum("accord_descheduler_pods_evicted_total", `result="soft"`) == 0 ||
 		len(reservationsSeen) == 0 || len(migrationsSucceeded) == 0 {
 		t.Errorf("the churn did not drive every path: %.0f evictions, %.0f soft, %d Reservations seen, %d PodMigrations Succeeded",
 			m.sum("accord_descheduler_pods_evicted_total", `result="success"`), m.sum("accord_descheduler_pods_evicted_total", `result="soft"`), len(reservationsSeen), len(migrationsSucceeded))
