@@ -24,7 +24,7 @@ UNIT_PKGS := ./apis/... ./pkg/... ./cmd/... ./manifests/...
 # The binaries: cmd/NAME builds bin/accord-NAME.
 COMMANDS := $(notdir $(patsubst %/,%,$(dir $(wildcard cmd/*/main.go))))
 
-.PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench bench-scale kubectl fuzz
+.PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench bench-scale soak kubectl fuzz
 .PHONY: static images dockerfiles test-images chart-crds chart-docs monitoring
 
 # Images: every cmd/NAME is a product (bin/images/accord-NAME.tar) except the playground; the examples
@@ -110,6 +110,25 @@ bench-scale:
 	  $(GO) test -count=1 -v -timeout 120m $(TEST_FLAGS) -run '^($(SCALE_TESTS))$$' ./test/scale/ >$$log 2>&1; rc=$$?; \
 	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|scale_test.go:[0-9]+: ([0-9]+ |[a-z-]+: during the run)|event_test.go:[0-9]+: (trial|descheduler per)' $$log; \
 	if [ $$rc -ne 0 ]; then tail -n 200 $$log; fi; rm -f $$log; exit $$rc
+
+# The soak (test/scale TestSoak, issue #35; method and figures in test/scale/README.md, Soak): the real
+# accord-scheduler and accord-descheduler on a local control plane (controllers and the node simulator)
+# with SOAK_NODES nodes and SOAK_PODS pods of Deployments, the descheduler every SOAK_INTERVAL, under
+# churn (NodeMetric reports and a hot node, ClusterScopedResource changes, a moving NoSchedule taint for
+# the soft profile, bursts, PodMigrations, reservation-first evictions), until SOAK_CYCLES cycles or
+# SOAK_MAX_DURATION (the whole test, build included); prints each series' slope per 100 cycles (FIGURE).
+SOAK_NODES        ?= 500
+SOAK_PODS         ?= 10000
+SOAK_CYCLES       ?= 1000
+SOAK_INTERVAL     ?= 1s
+SOAK_MAX_DURATION ?= 25m
+soak:
+	@log=$$(mktemp); \
+	ACCORD_SOAK=1 ACCORD_SOAK_NODES=$(SOAK_NODES) ACCORD_SOAK_PODS=$(SOAK_PODS) ACCORD_SOAK_CYCLES=$(SOAK_CYCLES) \
+	  ACCORD_SOAK_INTERVAL=$(SOAK_INTERVAL) ACCORD_SOAK_MAX_DURATION=$(SOAK_MAX_DURATION) \
+	  $(GO) test -count=1 -v -timeout 120m $(TEST_FLAGS) -run '^TestSoak$$' ./test/scale/ >$$log 2>&1; rc=$$?; \
+	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|soak_test.go:[0-9]+: ' $$log; \
+	if [ $$rc -ne 0 ]; then tail -n 100 $$log; fi; rm -f $$log; exit $$rc
 
 generate:
 	hack/update-codegen.sh

@@ -438,3 +438,53 @@ func TestChartDisruptionValues(t *testing.T) {
 		t.Errorf("evictionMode Gentle: %v, want an error naming /descheduler/evictionMode", err)
 	}
 }
+
+// TestDeschedulerGOMEMLIMIT: in the chart (with its default and with another memory limit) and in
+// the kustomize base, accord-descheduler's container takes GOMEMLIMIT from its own limits.memory
+// through the downward API, and has a memory limit for it to follow.
+func TestDeschedulerGOMEMLIMIT(t *testing.T) {
+	check := func(name string, objs []*unstructured.Unstructured, wantLimit string) {
+		t.Helper()
+		dep := render.Find(objs, "Deployment", "accord-descheduler")
+		if dep == nil {
+			t.Fatalf("%s: no Deployment accord-descheduler", name)
+		}
+		containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+		c := containers[0].(map[string]any)
+		if limit, _, _ := unstructured.NestedString(c, "resources", "limits", "memory"); limit != wantLimit {
+			t.Errorf("%s: limits.memory %q, want %q", name, limit, wantLimit)
+		}
+		env, _, _ := unstructured.NestedSlice(c, "env")
+		var found bool
+		for _, e := range env {
+			e := e.(map[string]any)
+			if e["name"] != "GOMEMLIMIT" {
+				continue
+			}
+			found = true
+			ref, _, _ := unstructured.NestedStringMap(e, "valueFrom", "resourceFieldRef")
+			if ref["resource"] != "limits.memory" || ref["containerName"] != c["name"] || ref["divisor"] != "" || e["value"] != nil {
+				t.Errorf("%s: GOMEMLIMIT is %v, want the downward API's limits.memory of container %v in bytes", name, e, c["name"])
+			}
+		}
+		if !found {
+			t.Errorf("%s: container %v has no GOMEMLIMIT (env %v)", name, c["name"], env)
+		}
+	}
+	objs, err := render.Chart(chartDir, release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("chart", objs, "512Mi")
+	r := release
+	r.Values = map[string]any{"descheduler": map[string]any{"resources": map[string]any{"limits": map[string]any{"memory": "2Gi"}}}}
+	if objs, err = render.Chart(chartDir, r); err != nil {
+		t.Fatal(err)
+	}
+	check("chart with limits.memory 2Gi", objs, "2Gi")
+	base, err := render.Kustomize(baseDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("kustomize base", base, "512Mi")
+}

@@ -19,5 +19,8 @@
 // ACCORD_SCALE_POPULATIONS the populations; ACCORD_SCALE_ONLY=scheduler or descheduler runs one half
 // of TestScale; ACCORD_SCALE_SCHEDULER_BASELINE=<binary> also runs that accord-scheduler build with
 // the Accord profile and prints the ratio to it, an A/B of two builds on the same cluster). Speed is
-// printed, never asserted.
+// printed, never asserted. TestSoak (ACCORD_SOAK=1, `make soak`) runs both binaries for many
+// descheduling cycles under churn on a control plane with controllers and the node simulator, and
+// prints the slope per 100 cycles of what must stay flat (RSS, goroutines, metric series, watches,
+// Reservations, PodMigrations, soft-eviction annotations).
 package scale

@@ -118,7 +118,7 @@ func startCluster(t *testing.T, ctx context.Context, pop population, nodes int) 
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if err := createNodes(ctx, c.client, c.accord, pop, nodes); err != nil {
+	if err := createNodes(ctx, c.client, c.accord, nil, pop, nodes); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d nodes (%s) with ClusterScopedResources and NodeMetrics created in %s", nodes, pop, time.Since(start).Round(time.Millisecond))
@@ -171,8 +171,10 @@ const (
 )
 
 // createNodes creates n Ready nodes of the population, each (but the control-plane-like ones) with
-// a ClusterScopedResource enabling cpu and memory, and each with a NodeMetric.
-func createNodes(ctx context.Context, client kubernetes.Interface, accord accordclient.Interface, pop population, n int) error {
+// a ClusterScopedResource enabling cpu and memory, and each with a NodeMetric. With a node
+// simulator (sim not nil) the nodes are its simulated nodes: it keeps them Ready, runs the pods
+// bound to them and finishes their terminating pods.
+func createNodes(ctx context.Context, client kubernetes.Interface, accord accordclient.Interface, sim *harness.NodeSimulator, pop population, n int) error {
 	return parallel(ctx, n, func(ctx context.Context, i int) error {
 		name := nodeName(i)
 		now := metav1.Now()
@@ -195,7 +197,13 @@ func createNodes(ctx context.Context, client kubernetes.Interface, accord accord
 		if pop.preferNoSchedule(i) {
 			node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: spotTaint, Value: "true", Effect: corev1.TaintEffectPreferNoSchedule})
 		}
-		if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		create := func(ctx context.Context, node *corev1.Node) (*corev1.Node, error) {
+			return client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		}
+		if sim != nil {
+			create = sim.AddNode
+		}
+		if _, err := create(ctx, node); err != nil {
 			return fmt.Errorf("creating node %s: %w", name, err)
 		}
 		if !pop.controlPlane(i) {

@@ -52,21 +52,27 @@ func procExited(pid int) bool {
 }
 
 // procPeakRSS returns the process's peak resident set size (VmHWM) in bytes.
-func procPeakRSS(pid int) (int64, error) {
+func procPeakRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmHWM") }
+
+// procRSS returns the process's resident set size now (VmRSS) in bytes.
+func procRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmRSS") }
+
+// procStatusBytes returns a kB field of /proc/<pid>/status (VmHWM, VmRSS) in bytes.
+func procStatusBytes(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("/proc/%d/status VmHWM: %w", pid, err)
+				return 0, fmt.Errorf("/proc/%d/status %s: %w", pid, field, err)
 			}
 			return kb << 10, nil
 		}
 	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
