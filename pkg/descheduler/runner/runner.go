@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -236,8 +237,15 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 		}
 	}
 	// One copy of the cluster for every plugin, the evictor and the scheduler simulation, without
-	// the objects' managedFields; pods of one template share their common parts.
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(informertransform.NewPodSharer().Transform))
+	// the objects' managedFields; pods of one template share their common parts. Before managedFields
+	// go, a pod loses the descheduler.accord.dev/ annotations the descheduler did not write.
+	sharer := informertransform.NewPodSharer()
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(func(obj any) (any, error) {
+		if pod, ok := obj.(*corev1.Pod); ok {
+			evictions.DropForeignMarks(pod)
+		}
+		return sharer.Transform(obj)
+	}))
 	accordFactory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(informertransform.StripManagedFields))
 	var recorder events.EventRecorder
 	stopEvents := func() {}

@@ -38,11 +38,13 @@ const (
 
 // resources maps the kinds the tests create from rendered manifests to their resources.
 var resources = map[string]schema.GroupVersionResource{
-	"ServiceAccount":     {Version: "v1", Resource: "serviceaccounts"},
-	"ClusterRole":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
-	"ClusterRoleBinding": {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
-	"Role":               {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
-	"RoleBinding":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	"ServiceAccount":                   {Version: "v1", Resource: "serviceaccounts"},
+	"ClusterRole":                      {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	"ClusterRoleBinding":               {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	"Role":                             {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	"RoleBinding":                      {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	"ValidatingAdmissionPolicy":        {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
+	"ValidatingAdmissionPolicyBinding": {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
 }
 
 // apply creates the rendered objects of the kinds in resources (the others are skipped), and deletes
