@@ -126,21 +126,28 @@ func TestOnlyTheDeschedulerMarksPods(t *testing.T) {
 		return c
 	}
 	// annotate sets key to value (nil: removes it) as user, writing as field manager manager.
-	annotate := func(user, manager, key string, value *string) error {
+	annotateOpts := func(user, key string, value *string, opts metav1.PatchOptions) error {
 		body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: value}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = client(user).CoreV1().Pods(tenantNS).Patch(ctx, "app", types.MergePatchType, body, metav1.PatchOptions{FieldManager: manager})
+		_, err = client(user).CoreV1().Pods(tenantNS).Patch(ctx, "app", types.MergePatchType, body, opts)
 		return err
 	}
+	annotate := func(user, manager, key string, value *string) error {
+		return annotateOpts(user, key, value, metav1.PatchOptions{FieldManager: manager})
+	}
 	mark := ptr.To(`{"time":"2026-01-01T00:00:00Z","profile":"accord"}`)
-	var refused error
+	// The binding takes effect within a second or two: probe with dry runs (admission runs, nothing
+	// is written).
 	if err := harness.WaitFor(ctx, 30*time.Second, func(context.Context) (bool, error) {
-		refused = annotate(tenant, "kubectl-annotate", evictions.SoftEvictionAnnotation, mark)
-		return refused != nil, nil
+		return annotateOpts(tenant, evictions.SoftEvictionAnnotation, mark, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}) != nil, nil
 	}); err != nil {
 		t.Fatalf("the tenant's soft-eviction mark is still admitted after 30 s: %v", err)
+	}
+	refused := annotate(tenant, "kubectl-annotate", evictions.SoftEvictionAnnotation, mark)
+	if refused == nil {
+		t.Fatal("the tenant's soft-eviction mark is admitted once the dry runs are refused")
 	}
 	if !apierrors.IsForbidden(refused) || !strings.Contains(refused.Error(), "only "+ns+"-accord-descheduler may set, change or remove the descheduler.accord.dev/ annotations of a pod") {
 		t.Errorf("refusal = %v", refused)
