@@ -130,3 +130,17 @@ func writePolicy(t *testing.T) string {
 	}
 	return path
 }
+
+// writeTaintPolicy writes a DeschedulerPolicy whose one profile looks at the nodes labelled
+// test.accord.dev/ns=ns and nominates the pods that do not tolerate their NoSchedule taints (without
+// the scheduler simulation): explain has rows for the pods on them.
+func writeTaintPolicy(t *testing.T, ns string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	policy := "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nnodeSelector: test.accord.dev/ns=" + ns + "\nprofiles:\n- name: p\n  plugins:\n" +
+		"    deschedule: {enabled: [RemovePodsViolatingNodeTaints]}\n    preEvictionFilter: {disabled: [SchedulerSimulation]}\n"
+	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
