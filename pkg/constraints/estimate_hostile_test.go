@@ -16,11 +16,11 @@ import (
 func hostileNode(now time.Time) (*slov1alpha1.NodeMetric, corev1.ResourceList) {
 	interval := int64(5)
 	return &slov1alpha1.NodeMetric{
-			ObjectMeta: metav1.ObjectMeta{Name: "n"},
-			Spec:       slov1alpha1.NodeMetricSpec{ReportIntervalSeconds: &interval},
-			Status: slov1alpha1.NodeMetricStatus{UpdateTime: &metav1.Time{Time: now.Add(-10 * time.Second)},
-				NodeUsage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("4Gi")}},
-		}, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("8Gi")}
+		ObjectMeta: metav1.ObjectMeta{Name: "n"},
+		Spec:       slov1alpha1.NodeMetricSpec{ReportIntervalSeconds: &interval},
+		Status: slov1alpha1.NodeMetricStatus{UpdateTime: &metav1.Time{Time: now.Add(-10 * time.Second)},
+			NodeUsage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("4Gi")}},
+	}, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("8Gi")}
 }
 
 // TestHugeLimitNeitherEmptiesNorFillsItsNode: a pod placed since the report with limits.memory 100Pi
