@@ -1,6 +1,8 @@
 package render_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -92,6 +94,27 @@ func TestChartLeastPrivilegeFollowsConfiguration(t *testing.T) {
 		if render.Find(base, "ValidatingAdmissionPolicy", name) == nil || render.Find(base, "ValidatingAdmissionPolicyBinding", name) == nil {
 			t.Errorf("the kustomize base lacks the policy %s or its binding", name)
 		}
+	}
+	// An overlay with the soft-eviction component: patch on pods, through its own ClusterRole.
+	overlay := t.TempDir()
+	abs, err := filepath.Abs(baseDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(overlay, abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kust := "resources: [" + rel + "]\ncomponents: [" + filepath.Join(rel, "components", "soft-eviction") + "]\n"
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kust), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	soft, err := render.Kustomize(overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !patchesPods(t, render.Find(soft, "ClusterRole", "accord-descheduler-soft-eviction")) || render.Find(soft, "ClusterRoleBinding", "accord-descheduler-soft-eviction") == nil {
+		t.Error("the soft-eviction component does not grant patch on pods to the descheduler")
 	}
 	baseSched, err := render.ConfigMapData(base, "accord-scheduler-config", "scheduler-config.yaml")
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -127,7 +128,16 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 	// tainted NoSchedule, which explain's policy nominates.
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node", Labels: map[string]string{"test.accord.dev/ns": ns}},
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "test.accord.dev/off", Effect: corev1.TaintEffectNoSchedule}}}}
-	if _, err := env.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+	created, err := env.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No kubelet here: the node is Ready because the test says so (the descheduler looks at Ready
+	// nodes only).
+	created.Status = corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110")}}
+	created.Status.Capacity = created.Status.Allocatable
+	if _, err := env.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -141,7 +151,12 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 		bound := pod.DeepCopy()
 		bound.Name, bound.Spec.NodeName = "tainted", node.Name
 		bound.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "0b1c5e2a-0000-4000-8000-000000000001", Controller: ptr.To(true)}}
-		if _, err := env.Client.CoreV1().Pods(n).Create(ctx, bound, metav1.CreateOptions{}); err != nil {
+		running, err := env.Client.CoreV1().Pods(n).Create(ctx, bound, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		running.Status.Phase = corev1.PodRunning
+		if _, err := env.Client.CoreV1().Pods(n).UpdateStatus(ctx, running, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
