@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 )
 
@@ -20,7 +21,7 @@ const MarkPrefix = "descheduler.accord.dev/"
 // DropForeignMarks removes from a pod the annotations under MarkPrefix that its managedFields do not
 // attribute to FieldManager (the descheduler did not write them: a tenant did, with kubectl annotate
 // or any client), and returns their keys. The descheduler's pod informer runs it on every pod before
-// managedFields are stripped (its transform), so a mark someone else set is neither counted against
+// managedFields are stripped (its transform, VerifyMarks), so a mark someone else set is neither counted against
 // the caps and budgets as an eviction in progress, nor makes its pod immune to eviction, nor is
 // cleared by the descheduler: it is not there as far as the descheduler is concerned.
 //
@@ -45,6 +46,38 @@ func DropForeignMarks(p *corev1.Pod) []string {
 		klog.V(2).InfoS("Ignoring annotations the descheduler did not write", "pod", klog.KObj(p), "annotations", dropped, "fieldManager", FieldManager)
 	}
 	return dropped
+}
+
+// verified is the managedFields a pod gets once VerifyMarks has checked it: a slice no decoding can
+// produce (its one entry lives here), so that a second pass of the transform over the same cached
+// object (client-go may transform an object again, e.g. when it re-queues it from its store) knows
+// the pod's marks were already checked, whereas a pod whose managedFields a client stripped on the
+// apiserver still has its marks dropped.
+var verified = []metav1.ManagedFieldsEntry{{Manager: FieldManager + "/verified"}}
+
+func isVerified(p *corev1.Pod) bool {
+	return len(p.ManagedFields) == 1 && &p.ManagedFields[0] == &verified[0]
+}
+
+// VerifyMarks wraps the pod informer's transform next (which may strip managedFields): a pod first
+// loses the marks the descheduler did not write (DropForeignMarks), then goes through next, and is
+// then flagged as verified (its managedFields are a shared sentinel of one entry, whatever next did
+// with them). A verified pod transformed again keeps its marks.
+func VerifyMarks(next func(any) (any, error)) func(any) (any, error) {
+	return func(obj any) (any, error) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			return next(obj)
+		}
+		if !isVerified(p) {
+			DropForeignMarks(p)
+		}
+		out, err := next(obj)
+		if err == nil {
+			p.ManagedFields = verified
+		}
+		return out, err
+	}
 }
 
 // ownsAnnotation reports whether the pod's managedFields attribute the annotation key to

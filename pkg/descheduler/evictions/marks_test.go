@@ -53,3 +53,40 @@ func TestDropForeignMarks(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyMarksTwice: the informer may transform a cached pod again; its own marks, checked the
+// first time, stay (its managedFields are gone by then), while a pod arriving without managedFields
+// (a client stripped them) loses its marks.
+func TestVerifyMarksTwice(t *testing.T) {
+	strip := func(obj any) (any, error) {
+		obj.(*corev1.Pod).ManagedFields = nil
+		return obj, nil
+	}
+	transform := VerifyMarks(strip)
+	own := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "own", Annotations: map[string]string{SoftEvictionAnnotation: "{}"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: FieldManager, FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:descheduler.accord.dev/soft-eviction":{}}}}`)}}}}}
+	for i := range 3 {
+		if _, err := transform(own); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := own.Annotations[SoftEvictionAnnotation]; !ok {
+			t.Fatalf("pass %d dropped the descheduler's own mark", i+1)
+		}
+	}
+	stripped := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "stripped", Annotations: map[string]string{SoftEvictionAnnotation: "{}"}}}
+	if _, err := transform(stripped); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := stripped.Annotations[SoftEvictionAnnotation]; ok {
+		t.Error("a pod without managedFields kept its mark")
+	}
+	// A copy of a verified pod (DeepCopy: a new array) is checked again.
+	cp := own.DeepCopy()
+	if _, err := transform(cp); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cp.Annotations[SoftEvictionAnnotation]; ok {
+		t.Error("a copy of a verified pod was taken as verified")
+	}
+}

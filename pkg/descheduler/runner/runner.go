@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -240,12 +239,7 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 	// the objects' managedFields; pods of one template share their common parts. Before managedFields
 	// go, a pod loses the descheduler.accord.dev/ annotations the descheduler did not write.
 	sharer := informertransform.NewPodSharer()
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(func(obj any) (any, error) {
-		if pod, ok := obj.(*corev1.Pod); ok {
-			evictions.DropForeignMarks(pod)
-		}
-		return sharer.Transform(obj)
-	}))
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(evictions.VerifyMarks(sharer.Transform)))
 	accordFactory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(informertransform.StripManagedFields))
 	var recorder events.EventRecorder
 	stopEvents := func() {}
