@@ -55,6 +55,16 @@ func installMarksPolicy(t *testing.T) {
 	t.Cleanup(func() {
 		_ = api.ValidatingAdmissionPolicyBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
 		_ = api.ValidatingAdmissionPolicies().Delete(context.Background(), policy.Name, metav1.DeleteOptions{})
+		// The policy stops applying a moment after its deletion: wait for that (a dry-run create of a
+		// marked pod is admitted again), so that the next test starts without it.
+		probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "marks-probe", Annotations: map[string]string{evictions.SoftEvictionAnnotation: "{}"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}}}
+		if err := harness.WaitFor(context.Background(), 30*time.Second, func(ctx context.Context) (bool, error) {
+			_, err := env.Client.CoreV1().Pods(metav1.NamespaceDefault).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err == nil, nil
+		}); err != nil {
+			t.Errorf("the marks policy still applies 30 s after its deletion: %v", err)
+		}
 	})
 }
 
