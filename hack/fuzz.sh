@@ -14,6 +14,7 @@ FUZZERS=(
   ./apis/config/scheme:FuzzDecodePluginArgs
   ./pkg/metricsreporter:FuzzDecodeConfig
   ./pkg/constraints:FuzzCompileCRs
+  ./pkg/constraints:FuzzUsageEstimator
   ./pkg/console:FuzzControlDecoding
 )
 summary=()

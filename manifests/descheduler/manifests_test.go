@@ -155,8 +155,6 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	}
 	for _, need := range [][3]string{
 		{"", "nodes", "list"}, {"", "pods", "watch"}, {"", "namespaces", "list"}, {"", "pods/eviction", "create"},
-		// evictionMode Soft annotates pods.
-		{"", "pods", "patch"},
 		{"policy", "poddisruptionbudgets", "watch"}, {"scheduling.k8s.io", "priorityclasses", "list"},
 		{"scheduling.accord.dev", "clusterscopedresources", "watch"}, {"slo.accord.dev", "nodemetrics", "watch"},
 		{"events.k8s.io", "events", "create"},
@@ -194,5 +192,19 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	}
 	if !allows(lease.Rules, "coordination.k8s.io", "leases", "update") {
 		t.Error("Role cannot renew the Lease")
+	}
+	// The base's policy has no Soft profile: no write to pods. The soft-eviction component grants
+	// patch (and nothing else) on pods.
+	if allows(cluster.Rules, "", "pods", "patch") {
+		t.Error("the base ClusterRole grants patch on pods, which only evictionMode Soft needs (components/soft-eviction)")
+	}
+	var soft *rbacv1.ClusterRole
+	for _, o := range objects(t, "../components/soft-eviction/rbac.yaml") {
+		if cr, ok := o.(*rbacv1.ClusterRole); ok {
+			soft = cr
+		}
+	}
+	if soft == nil || len(soft.Rules) != 1 || !allows(soft.Rules, "", "pods", "patch") || len(soft.Rules[0].Verbs) != 1 || len(soft.Rules[0].Resources) != 1 {
+		t.Errorf("components/soft-eviction must grant patch on pods and nothing else: %+v", soft)
 	}
 }

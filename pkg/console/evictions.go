@@ -61,7 +61,7 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 	for _, o := range objs {
 		e := o.(*corev1.Event)
 		note, ok := evictions.ParseEventMessage(e.Message)
-		if !ok {
+		if !ok || !sameNamespace(e) {
 			continue
 		}
 		r := row{Eviction: Eviction{Time: eventTime(e), Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name,
@@ -73,7 +73,7 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 			score := pred.Score
 			r.PredictedNode, r.Score = pred.Node, &score
 		}
-		if rec, ok := s.record(r.uid); ok {
+		if rec, ok := s.record(r.uid); ok && rec.Namespace == r.Namespace {
 			r.Node, r.owner = rec.Node, rec.Owner
 		}
 		rows = append(rows, r)
@@ -82,12 +82,12 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 	for _, o := range held {
 		e := o.(*corev1.Event)
 		note, ok := evictions.ParseHeldMessage(e.Message)
-		if !ok {
+		if !ok || !sameNamespace(e) {
 			continue
 		}
 		r := row{Eviction: Eviction{Time: eventTime(e), Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name,
 			Plugin: note.Plugin, Profile: note.Profile, Reason: note.Reason, Held: note.Held}, uid: e.InvolvedObject.UID}
-		if rec, ok := s.record(r.uid); ok {
+		if rec, ok := s.record(r.uid); ok && rec.Namespace == r.Namespace {
 			r.Node = rec.Node
 		}
 		rows = append(rows, r)
@@ -103,7 +103,7 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 		}
 		var best *corev1.Pod
 		for _, p := range pods {
-			if p.UID == r.uid || taken[p.UID] || !ownedBy(p, r.owner) || p.CreationTimestamp.Time.Before(r.Time.Truncate(time.Second)) {
+			if p.UID == r.uid || p.Namespace != r.Namespace || taken[p.UID] || !ownedBy(p, r.owner) || p.CreationTimestamp.Time.Before(r.Time.Truncate(time.Second)) {
 				continue
 			}
 			if best == nil || p.CreationTimestamp.Before(&best.CreationTimestamp) {
@@ -120,6 +120,14 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 		out = append(out, rows[i].Eviction)
 	}
 	return out
+}
+
+// sameNamespace reports whether the Event is in the namespace of the object it is about. The UID and
+// namespace an Event names are its author's to choose: one written in a namespace about a pod of
+// another (whose UID its author learnt) is not shown, and an Event is linked to a pod (its node, its
+// controller's replacement) only within the Event's own namespace.
+func sameNamespace(e *corev1.Event) bool {
+	return e.InvolvedObject.Namespace == e.Namespace
 }
 
 func ownedBy(p *corev1.Pod, owner types.UID) bool {

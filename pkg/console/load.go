@@ -31,7 +31,7 @@ func loadView(nm *slov1alpha1.NodeMetric, allocatable corev1.ResourceList, pods 
 	}
 	slices.Sort(names[2:])
 	load := constraints.NewLoad(nm)
-	adj := th.Estimator.Adjust(load, len(pods), func(i int) *corev1.Pod { return pods[i] }, now)
+	adj := th.Estimator.Adjust(load, allocatable, len(pods), func(i int) *corev1.Pod { return pods[i] }, now)
 	lv.EstimatedPods, lv.GonePods = adj.Estimated, adj.Departed
 	for _, name := range names {
 		used, ok := nm.Status.NodeUsage[name]

@@ -8,6 +8,8 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
+
+	"github.com/accord-sched/accord/pkg/descheduler/explain"
 )
 
 // viewScope is what of the View a user who may not read the whole cluster may see: the pods of the
@@ -111,6 +113,31 @@ func (s *viewScope) filter(ctx context.Context, logger klog.Logger, v View) View
 		if r := may(m.Namespace); r.pods && r.migrations {
 			out.Migrations = append(out.Migrations, m)
 		}
+	}
+	return out
+}
+
+// filterExplain returns the explain rows the user may see, as the page's scope does: the rows of the
+// namespaces where the user may list pods; without the cluster-wide reads (nodes,
+// ClusterScopedResources, NodeMetrics), a row keeps its pod, its nodes' names, its verdict and what
+// blocked it, and loses what describes the nodes' state: the plugin's reason (a node's CR, its load),
+// the scheduler simulation's reason (every node's verdict) and the nodes' scores.
+func (s *viewScope) filterExplain(ctx context.Context, logger klog.Logger, rows []explain.Row) []explain.Row {
+	pods := map[string]bool{}
+	out := []explain.Row{}
+	for _, r := range rows {
+		may, ok := pods[r.Namespace]
+		if !ok {
+			may = s.namespaceReads(ctx, logger, r.Namespace).pods
+			pods[r.Namespace] = may
+		}
+		if !may {
+			continue
+		}
+		if !s.cluster {
+			r.Reason, r.SimulationReason, r.Score, r.CurrentNodeScore = "", "", nil, nil
+		}
+		out = append(out, r)
 	}
 	return out
 }

@@ -17,6 +17,8 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/accord-sched/accord/pkg/descheduler/explain"
 )
 
 // sarClient answers SubjectAccessReviews from allowed ("user verb resource namespace"; namespace "" is
@@ -150,5 +152,37 @@ func TestAccessScopesTheView(t *testing.T) {
 	}
 	if resp := get("/api/state", "bob"); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("/api/state as a user of no namespace the console shows: %d, want 403", resp.StatusCode)
+	}
+}
+
+// TestViewScopeFilterExplain: explain rows are scoped as the page is: the namespaces where the user
+// may list pods, and the nodes' state only with the cluster-wide reads.
+func TestViewScopeFilterExplain(t *testing.T) {
+	logger, ctx := ktesting.NewTestContext(t)
+	score := int64(80)
+	rows := []explain.Row{
+		{Namespace: "team-a", Pod: "a1", Node: "node-1", Reason: "node-1 over cpu 85%", SimulationReason: "0/3 nodes", PredictedNode: "node-2", Score: &score, CurrentNodeScore: &score, Verdict: "evict"},
+		{Namespace: "team-b", Pod: "b1", Node: "node-1", Reason: "node-1 over cpu 85%", Verdict: "evict"},
+	}
+	user := &authenticationv1.UserInfo{Username: "alice"}
+	client, _ := sarClient("alice list pods team-a")
+	sc := &viewScope{access: NewAccess(client, AccessOptions{}), user: user}
+	got := sc.filterExplain(ctx, logger, rows)
+	if len(got) != 1 || got[0].Pod != "a1" || got[0].Node != "node-1" || got[0].PredictedNode != "node-2" || got[0].Verdict != "evict" {
+		t.Fatalf("rows: %+v, want team-a's a1 with its nodes and verdict", got)
+	}
+	if got[0].Reason != "" || got[0].SimulationReason != "" || got[0].Score != nil || got[0].CurrentNodeScore != nil {
+		t.Errorf("without the cluster-wide reads the nodes' state shows: %+v", got[0])
+	}
+	if rows[0].Reason == "" {
+		t.Error("filterExplain modified the rows")
+	}
+	sc.cluster = true
+	if got := sc.filterExplain(ctx, logger, rows); len(got) != 1 || got[0].Reason == "" || got[0].Score == nil {
+		t.Errorf("with the cluster-wide reads: %+v, want team-a's row whole", got)
+	}
+	none, _ := sarClient()
+	if got := (&viewScope{access: NewAccess(none, AccessOptions{}), user: user}).filterExplain(ctx, logger, rows); len(got) != 0 {
+		t.Errorf("a user who may list pods nowhere sees %+v", got)
 	}
 }

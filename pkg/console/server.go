@@ -183,6 +183,9 @@ func (h *handler) explainJSON(w http.ResponseWriter, r *http.Request) {
 	if rows == nil {
 		rows = []explain.Row{}
 	}
+	if sc := scopeFrom(r.Context()); sc != nil {
+		rows = sc.filterExplain(r.Context(), h.logger, rows)
+	}
 	h.logger.V(2).Info("Explained a dry-run cycle", "rows", len(rows), "took", time.Since(start))
 	writeJSON(w, rows)
 }

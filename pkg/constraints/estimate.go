@@ -3,10 +3,12 @@ package constraints
 import (
 	"encoding/json"
 	"math"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
 )
 
@@ -50,10 +52,64 @@ type ResourceFactor struct {
 // resources with a factor above zero are estimated and corrected; the others keep the reported
 // usage. A nil UsageEstimator estimates nothing: the reported usage stands, as without estimates.
 //
-// A UsageEstimator is immutable and safe for concurrent use.
+// Bounds, so that what a pod's owner writes cannot make its node look empty or full: a limit above
+// the node's allocatable of the resource can never be reached and is ignored (the request counts:
+// limits.memory: 100Pi on a pod requesting 100Mi estimates 100Mi × factor); the request and the
+// annotation are clamped to the node's allocatable (to MaxEstimate when the node has none), and an
+// estimate is never negative; sums saturate instead of overflowing. An annotation above its clamp is
+// reported once per pod and resource (OnAnnotationClamped).
+//
+// A UsageEstimator is safe for concurrent use; set OnAnnotationClamped before sharing it.
 type UsageEstimator struct {
 	factors []ResourceFactor
 	force   time.Duration
+	// onClamped, when set, is told of a pod's annotation above its clamp, once per pod and
+	// resource (while clamped holds it).
+	onClamped func(pod *corev1.Pod, name corev1.ResourceName, annotated, clamp float64)
+	clamped   *onceSet
+}
+
+// MaxEstimate bounds a pod's estimate of a resource its node has no allocatable of, in the
+// resource's unit (2^52: exact in a float64, and a thousand times it still fits an int64).
+const MaxEstimate = float64(1 << 52)
+
+// OnAnnotationClamped makes the estimator call f the first time it clamps a pod's
+// EstimatedUsageAnnotation of a resource to its node's allocatable (the binaries log it once
+// instead of at each cycle). It returns e; call it before e is shared.
+func (e *UsageEstimator) OnAnnotationClamped(f func(pod *corev1.Pod, name corev1.ResourceName, annotated, clamp float64)) *UsageEstimator {
+	if e != nil {
+		e.onClamped, e.clamped = f, &onceSet{}
+	}
+	return e
+}
+
+// maxOnce bounds an onceSet: a full set is forgotten and starts again (a pod clamped before may then
+// be reported once more).
+const maxOnce = 1 << 14
+
+// onceSet remembers the (pod, resource) pairs already reported.
+type onceSet struct {
+	mu   sync.Mutex
+	seen map[onceKey]struct{}
+}
+
+type onceKey struct {
+	uid  types.UID
+	name corev1.ResourceName
+}
+
+// first reports whether k is new, and remembers it.
+func (o *onceSet) first(k onceKey) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, ok := o.seen[k]; ok {
+		return false
+	}
+	if o.seen == nil || len(o.seen) >= maxOnce {
+		o.seen = map[onceKey]struct{}{}
+	}
+	o.seen[k] = struct{}{}
+	return true
 }
 
 // NewUsageEstimator returns the estimator for factors (resources with Percent zero or less are
@@ -103,7 +159,31 @@ type milliValue struct {
 	milli int64
 }
 
-func toMilli(v float64) int64 { return int64(math.Round(v * 1000)) }
+// toMilli converts v to thousandths, saturating at the int64 bounds (NaN is 0).
+func toMilli(v float64) int64 {
+	m := math.Round(v * 1000)
+	switch {
+	case m != m:
+		return 0
+	case m >= math.MaxInt64:
+		return math.MaxInt64
+	case m <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(m)
+}
+
+// addSat is a+b saturating at the int64 bounds.
+func addSat(a, b int64) int64 {
+	s := a + b
+	switch {
+	case a > 0 && b > 0 && s < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && s >= 0:
+		return math.MinInt64
+	}
+	return s
+}
 
 // ValidAt reports whether the adjustment computed earlier still holds at now for the same pods and
 // report.
@@ -131,7 +211,7 @@ func (a *Adjustment) add(name corev1.ResourceName, v float64) {
 	m := toMilli(v)
 	for i := range a.delta {
 		if a.delta[i].name == name {
-			a.delta[i].milli += m
+			a.delta[i].milli = addSat(a.delta[i].milli, m)
 			return
 		}
 	}
@@ -144,29 +224,56 @@ func (a Adjustment) Clone() Adjustment {
 	return a
 }
 
-// PodEstimate returns the pod's estimated usage of the resource (see UsageEstimator), and false when
-// the estimator does not estimate it.
-func (e *UsageEstimator) PodEstimate(pod *corev1.Pod, name corev1.ResourceName) (float64, bool) {
+// PodEstimate returns the pod's estimated usage of the resource on a node with allocatable (see
+// UsageEstimator), and false when the estimator does not estimate it.
+func (e *UsageEstimator) PodEstimate(pod *corev1.Pod, name corev1.ResourceName, allocatable corev1.ResourceList) (float64, bool) {
 	if e == nil {
 		return 0, false
 	}
 	for _, f := range e.factors {
 		if f.Name == name {
-			return e.podEstimate(pod, f, nil, nil), true
+			return e.podEstimate(pod, f, nil, nil, clampOf(allocatable, name)), true
 		}
 	}
 	return 0, false
 }
 
-func (e *UsageEstimator) podEstimate(pod *corev1.Pod, f ResourceFactor, requests, limits corev1.ResourceList) float64 {
+// clampOf is the most a pod's estimate of the resource may be on a node with allocatable.
+func clampOf(allocatable corev1.ResourceList, name corev1.ResourceName) float64 {
+	if q, ok := allocatable[name]; ok {
+		if v := q.AsApproximateFloat64(); v > 0 && v < MaxEstimate {
+			return v
+		}
+	}
+	return MaxEstimate
+}
+
+// bounded is v within [0, limit]; NaN is 0.
+func bounded(v, limit float64) float64 {
+	if !(v > 0) {
+		return 0
+	}
+	return min(v, limit)
+}
+
+func (e *UsageEstimator) podEstimate(pod *corev1.Pod, f ResourceFactor, requests, limits corev1.ResourceList, limit float64) float64 {
 	if v, ok := annotatedUsage(pod)[f.Name]; ok {
-		return v.AsApproximateFloat64()
+		a := v.AsApproximateFloat64()
+		if a > limit && e.onClamped != nil && e.clamped.first(onceKey{uid: pod.UID, name: f.Name}) {
+			e.onClamped(pod, f.Name, a, limit)
+		}
+		return bounded(a, limit)
 	}
 	if requests == nil {
 		requests = resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 		limits = resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})
 	}
-	base := max(quantity(requests, f.Name), quantity(limits, f.Name))
+	// A limit above the node's allocatable can never be reached and says nothing about the pod's
+	// use: it is ignored, and the request counts.
+	base := quantity(requests, f.Name)
+	if l := quantity(limits, f.Name); l > base && l <= limit {
+		base = l
+	}
 	if base <= 0 {
 		switch f.Name {
 		case corev1.ResourceCPU:
@@ -175,7 +282,9 @@ func (e *UsageEstimator) podEstimate(pod *corev1.Pod, f ResourceFactor, requests
 			base = float64(DefaultEstimatedMemoryBytes)
 		}
 	}
-	return base * float64(f.Percent) / 100
+	// A factor is a percentage (validated to at most 100 by both binaries' args); bounded keeps a
+	// larger one within the clamp too.
+	return bounded(bounded(base, limit)*float64(f.Percent)/100, limit)
 }
 
 func quantity(l corev1.ResourceList, name corev1.ResourceName) float64 {
@@ -234,12 +343,17 @@ func AssignedAt(pod *corev1.Pod) (time.Time, bool) {
 }
 
 // Adjust returns the adjustment of the node's reported usage l (its compiled NodeMetric) for the
-// pods bound to it, which pod(i) returns for i in [0, n), at now. A nil estimator or a nil Load
-// gives the zero Adjustment.
-func (e *UsageEstimator) Adjust(l *Load, n int, pod func(i int) *corev1.Pod, now time.Time) Adjustment {
+// pods bound to it, which pod(i) returns for i in [0, n), at now; allocatable is the node's, which
+// bounds each pod's estimate. A nil estimator or a nil Load gives the zero Adjustment.
+func (e *UsageEstimator) Adjust(l *Load, allocatable corev1.ResourceList, n int, pod func(i int) *corev1.Pod, now time.Time) Adjustment {
 	var a Adjustment
 	if e == nil || l == nil {
 		return a
+	}
+	var limitsBuf [4]float64
+	limits := limitsBuf[:0]
+	for _, f := range e.factors {
+		limits = append(limits, clampOf(allocatable, f.Name))
 	}
 	windowStart := l.updated - l.window
 	var present []bool
@@ -274,13 +388,13 @@ func (e *UsageEstimator) Adjust(l *Load, n int, pod func(i int) *corev1.Pod, now
 			continue
 		}
 		a.Estimated++
-		var requests, limits corev1.ResourceList
-		for _, f := range e.factors {
+		var requests, podLimits corev1.ResourceList
+		for j, f := range e.factors {
 			if requests == nil {
 				requests = resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
-				limits = resourcehelper.PodLimits(p, resourcehelper.PodResourcesOptions{})
+				podLimits = resourcehelper.PodLimits(p, resourcehelper.PodResourcesOptions{})
 			}
-			est := e.podEstimate(p, f, requests, limits)
+			est := e.podEstimate(p, f, requests, podLimits, limits[j])
 			rep, _ := reported.used(f.Name)
 			a.add(f.Name, max(est, rep)-rep)
 		}

@@ -62,7 +62,7 @@ func TestUsageEstimator(t *testing.T) {
 	}
 	est := NewUsageEstimator([]ResourceFactor{{Name: corev1.ResourceCPU, Percent: 85}, {Name: corev1.ResourceMemory, Percent: 0}}, 0)
 	l := NewLoad(metric)
-	adj := est.Adjust(l, len(pods), func(i int) *corev1.Pod { return pods[i] }, now)
+	adj := est.Adjust(l, nil, len(pods), func(i int) *corev1.Pod { return pods[i] }, now)
 	// -1.5 (evicted) -0.5 (gone) + (0.85-0.1) + 0.85 + 0.2125 + 0.8, each in whole thousandths
 	// (212.5m rounds to 213m)
 	want := -1.5 - 0.5 + 0.75 + 0.85 + 0.213 + 0.8
@@ -87,13 +87,13 @@ func TestUsageEstimator(t *testing.T) {
 	for i, p := range pods {
 		rev[len(pods)-1-i] = p
 	}
-	if r := est.Adjust(l, len(rev), func(i int) *corev1.Pod { return rev[i] }, now); r.Delta(corev1.ResourceCPU) != adj.Delta(corev1.ResourceCPU) {
+	if r := est.Adjust(l, nil, len(rev), func(i int) *corev1.Pod { return rev[i] }, now); r.Delta(corev1.ResourceCPU) != adj.Delta(corev1.ResourceCPU) {
 		t.Errorf("reversed order: %v, want %v", r.Delta(corev1.ResourceCPU), adj.Delta(corev1.ResourceCPU))
 	}
 
 	// forceAfterScheduled: "steady", assigned an hour ago, is forced within 2 h; max(1.7, 1) counts.
 	forced := NewUsageEstimator([]ResourceFactor{{Name: corev1.ResourceCPU, Percent: 85}}, 2*time.Hour)
-	f := forced.Adjust(l, 1, func(int) *corev1.Pod { return pods[0] }, now)
+	f := forced.Adjust(l, nil, 1, func(int) *corev1.Pod { return pods[0] }, now)
 	// 1.7 - 1 for steady, minus 1.5 + 0.5 + 0.1 for the three reported pods not in the list
 	if got, want := f.Delta(corev1.ResourceCPU), 0.7-2.1; got < want-1e-9 || got > want+1e-9 {
 		t.Errorf("forced delta = %v, want %v", got, want)
@@ -107,7 +107,7 @@ func TestUsageEstimator(t *testing.T) {
 		t.Fatal("an estimator without factors must be nil")
 	}
 	var off *UsageEstimator
-	if a := off.Adjust(l, len(pods), func(i int) *corev1.Pod { return pods[i] }, now); a.Delta(corev1.ResourceCPU) != 0 {
+	if a := off.Adjust(l, nil, len(pods), func(i int) *corev1.Pod { return pods[i] }, now); a.Delta(corev1.ResourceCPU) != 0 {
 		t.Error("a nil estimator changed the usage")
 	}
 

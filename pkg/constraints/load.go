@@ -105,6 +105,6 @@ func CheckLoadEstimated(metric *slov1alpha1.NodeMetric, allocatable corev1.Resou
 		return LoadCheck{Stale: true}
 	}
 	l := NewLoad(metric)
-	adj := est.Adjust(l, len(pods), func(i int) *corev1.Pod { return pods[i] }, now)
+	adj := est.Adjust(l, allocatable, len(pods), func(i int) *corev1.Pod { return pods[i] }, now)
 	return NewNodeLoad(l, allocatable, thresholds, nil).CheckEstimated(&adj, now, maxAge)
 }

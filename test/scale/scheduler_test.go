@@ -59,6 +59,9 @@ func schedulerConfigs(t *testing.T, kubeconfig string) (reference, accord string
 	write := func(name string, cfg map[string]any) string {
 		cfg["clientConnection"] = map[string]any{"kubeconfig": kubeconfig, "qps": 5000, "burst": 5000}
 		cfg["leaderElection"] = map[string]any{"leaderElect": false}
+		// The shipped configuration turns pprof off; with --config, kube-scheduler takes it from the
+		// file, not from --profiling (pprofArgs).
+		cfg["enableProfiling"] = pprofDir() != ""
 		b, err := yaml.Marshal(cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -154,7 +154,9 @@ func patchSoftEviction(ctx context.Context, client kubernetes.Interface, p *core
 	if err != nil {
 		return err
 	}
-	_, err = client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, body, metav1.PatchOptions{})
+	// FieldManager: the pod's managedFields name the descheduler as the annotation's owner, which is
+	// how its informer tells its own marks from anyone else's (DropForeignMarks).
+	_, err = client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
 	return err
 }
 

@@ -272,6 +272,9 @@ func runInstall(t *testing.T, in install) {
 		{deschedUser, authorizationv1.ResourceAttributes{Verb: "delete", Resource: "pods", Namespace: work}, false},
 		{deschedUser, authorizationv1.ResourceAttributes{Verb: "deletecollection", Resource: "pods", Namespace: work}, false},
 		{deschedUser, authorizationv1.ResourceAttributes{Verb: "create", Resource: "pods", Namespace: work}, false},
+		// No profile soft-evicts in these installs: no patch on pods (least privilege follows the
+		// configuration).
+		{deschedUser, authorizationv1.ResourceAttributes{Verb: "patch", Resource: "pods", Namespace: work}, false},
 		{deschedUser, authorizationv1.ResourceAttributes{Verb: "create", Resource: "pods", Subresource: "binding", Namespace: work}, false},
 		{deschedUser, authorizationv1.ResourceAttributes{Verb: "update", Resource: "nodes"}, false},
 		{deschedUser, authorizationv1.ResourceAttributes{Verb: "update", Group: "scheduling.accord.dev", Resource: "clusterscopedresources"}, false},

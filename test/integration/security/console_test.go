@@ -16,11 +16,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 
 	"github.com/accord-sched/accord/manifests/render"
 	"github.com/accord-sched/accord/pkg/console"
@@ -42,7 +44,7 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 		return []any{map[string]any{"kind": "ServiceAccount", "name": name, "namespace": ns}}
 	}
 	objs, err := render.Chart(chartDir, render.Release{Name: ns, Namespace: ns, Values: map[string]any{
-		"console": map[string]any{"enabled": true, "viewers": append(subject("viewer"), subject("explainer")...), "explainers": subject("explainer")},
+		"console": map[string]any{"enabled": true, "viewers": append(subject("viewer"), subject("explainer")...), "explainers": append(subject("explainer"), subject("team-a-explainer")...)},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +62,7 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 	}
 	if _, err := env.Client.RbacV1().RoleBindings(teamA).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "pod-reader", Namespace: teamA},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "team-a", Namespace: ns}}}, metav1.CreateOptions{}); err != nil {
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "team-a", Namespace: ns}, {Kind: rbacv1.ServiceAccountKind, Name: "team-a-explainer", Namespace: ns}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -76,7 +78,7 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 	const explainInterval = time.Hour
 	logger, _ := ktesting.NewTestContext(t)
 	cctx, stop := context.WithCancel(klog.NewContext(ctx, logger))
-	srv, err := console.New(cctx, console.Options{RestConfig: cfg, BindAddress: "127.0.0.1:0", PolicyConfigFile: writePolicy(t), CacheSyncTimeout: time.Minute,
+	srv, err := console.New(cctx, console.Options{RestConfig: cfg, BindAddress: "127.0.0.1:0", PolicyConfigFile: writeTaintPolicy(t, ns), CacheSyncTimeout: time.Minute,
 		Access: console.NewAccess(kube, console.AccessOptions{Explain: console.DefaultExplainAttributes(), ExplainInterval: explainInterval})})
 	if err != nil {
 		stop()
@@ -122,10 +124,39 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("console never ready: %v", err)
 	}
-	// A pod in team-a and one elsewhere, for the views.
+	// A pod in team-a and one elsewhere, for the views; and in each, a pod of a ReplicaSet on a node
+	// tainted NoSchedule, which explain's policy nominates.
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node", Labels: map[string]string{"test.accord.dev/ns": ns}},
+		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "test.accord.dev/off", Effect: corev1.TaintEffectNoSchedule}}}}
+	created, err := env.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No kubelet here: the node is Ready because the test says so (the descheduler looks at Ready
+	// nodes only).
+	created.Status = corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110")}}
+	created.Status.Capacity = created.Status.Allocatable
+	if _, err := env.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.Client.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
+	})
 	for _, n := range []string{teamA, ns} {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: n}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}}}
 		if _, err := env.Client.CoreV1().Pods(n).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		bound := pod.DeepCopy()
+		bound.Name, bound.Spec.NodeName = "tainted", node.Name
+		bound.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "0b1c5e2a-0000-4000-8000-000000000001", Controller: ptr.To(true)}}
+		running, err := env.Client.CoreV1().Pods(n).Create(ctx, bound, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		running.Status.Phase = corev1.PodRunning
+		if _, err := env.Client.CoreV1().Pods(n).UpdateStatus(ctx, running, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -145,21 +176,24 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 		{"SA with team-a pods only", serviceAccountToken(t, ns, "team-a")},
 		{"SA bound to console-viewer", viewerToken},
 		{"SA bound to console-viewer and console-explain", serviceAccountToken(t, ns, "explainer")},
+		{"SA with team-a pods and console-explain", serviceAccountToken(t, ns, "team-a-explainer")},
 	}
 	endpoints := []struct {
 		method, path string
 		want         []int
 	}{
-		{http.MethodGet, "/healthz", []int{200, 200, 200, 200, 200, 200}},
-		{http.MethodGet, "/login", []int{200, 200, 200, 200, 200, 200}},
-		{http.MethodGet, "/", []int{303, 303, 403, 200, 200, 200}},
-		{http.MethodGet, "/api/state", []int{401, 401, 403, 200, 200, 200}},
-		{http.MethodGet, "/api/explain", []int{401, 401, 403, 403, 403, 200}},
+		{http.MethodGet, "/healthz", []int{200, 200, 200, 200, 200, 200, 200}},
+		{http.MethodGet, "/login", []int{200, 200, 200, 200, 200, 200, 200}},
+		{http.MethodGet, "/", []int{303, 303, 403, 200, 200, 200, 200}},
+		{http.MethodGet, "/api/state", []int{401, 401, 403, 200, 200, 200, 200}},
+		{http.MethodGet, "/api/explain", []int{401, 401, 403, 403, 403, 200, 200}},
 		// The second explain of the same user within --explain-interval.
-		{http.MethodGet, "/api/explain", []int{401, 401, 403, 403, 403, 429}},
+		{http.MethodGet, "/api/explain", []int{401, 401, 403, 403, 403, 429, 429}},
 		// Not served without playground mode.
-		{http.MethodPost, "/api/playground/load", []int{401, 401, 403, 405, 405, 405}},
+		{http.MethodPost, "/api/playground/load", []int{401, 401, 403, 405, 405, 405, 405}},
 	}
+	// The explain rows each caller got (200 answers).
+	explained := map[string]string{}
 	var table strings.Builder
 	table.WriteString("\n| accord-console |")
 	for _, c := range callers {
@@ -183,6 +217,9 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 			if e.path == "/" && a.code == http.StatusOK && !strings.Contains(a.header.Get("Content-Security-Policy"), "script-src 'self'") {
 				t.Errorf("/ as %s: Content-Security-Policy %q", c.name, a.header.Get("Content-Security-Policy"))
 			}
+			if e.path == "/api/explain" && a.code == http.StatusOK {
+				explained[c.name] = a.body
+			}
 			if e.path == "/api/explain" && a.code == http.StatusTooManyRequests && a.header.Get("Retry-After") == "" {
 				t.Errorf("explain's 429 has no Retry-After")
 			}
@@ -191,6 +228,35 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 		table.WriteString("\n")
 	}
 	t.Log(table.String())
+
+	// Explain is scoped like the page: the cluster-wide explainer gets both namespaces' rows with the
+	// nodes' details; team-a's explainer team-a's row only, without them.
+	type explainRow struct {
+		Namespace, Pod, Node, Reason string
+	}
+	rows := func(caller string) []explainRow {
+		var out []explainRow
+		if err := json.Unmarshal([]byte(explained[caller]), &out); err != nil {
+			t.Fatalf("explain rows of %s: %v: %.300s", caller, err, explained[caller])
+		}
+		return out
+	}
+	all, mine := rows(callers[5].name), rows(callers[6].name)
+	var allNS []string
+	for _, r := range all {
+		allNS = append(allNS, r.Namespace)
+		if r.Reason == "" {
+			t.Errorf("the cluster-wide explainer's row without its reason: %+v", r)
+		}
+	}
+	slices.Sort(allNS)
+	if want := []string{ns, teamA}; !slices.Equal(allNS, slices.Sorted(slices.Values(want))) {
+		t.Errorf("the cluster-wide explainer's rows are of %v, want %v: %s", allNS, want, explained[callers[5].name])
+	}
+	if len(mine) != 1 || mine[0].Namespace != teamA || mine[0].Pod != "tainted" || mine[0].Node != node.Name || mine[0].Reason != "" {
+		t.Errorf("team-a's explainer got %+v, want team-a's pod alone, its node named and no node details", mine)
+	}
+	t.Logf("explain rows: cluster-wide explainer %d (%v), team-a's explainer %d (%+v)", len(all), allNS, len(mine), mine)
 
 	// The viewer's state holds both namespaces' pods; team-a's user's state and stream only team-a's.
 	type pending struct {

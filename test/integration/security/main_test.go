@@ -38,11 +38,13 @@ const (
 
 // resources maps the kinds the tests create from rendered manifests to their resources.
 var resources = map[string]schema.GroupVersionResource{
-	"ServiceAccount":     {Version: "v1", Resource: "serviceaccounts"},
-	"ClusterRole":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
-	"ClusterRoleBinding": {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
-	"Role":               {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
-	"RoleBinding":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	"ServiceAccount":                   {Version: "v1", Resource: "serviceaccounts"},
+	"ClusterRole":                      {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	"ClusterRoleBinding":               {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	"Role":                             {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	"RoleBinding":                      {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	"ValidatingAdmissionPolicy":        {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
+	"ValidatingAdmissionPolicyBinding": {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
 }
 
 // apply creates the rendered objects of the kinds in resources (the others are skipped), and deletes
@@ -123,6 +125,20 @@ func writePolicy(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	policy := "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nnodeSelector: test.accord.dev/none=none\nprofiles:\n- name: p\n  plugins:\n    deschedule: {enabled: [RemovePodsViolatingNodeTaints]}\n"
+	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// writeTaintPolicy writes a DeschedulerPolicy whose one profile looks at the nodes labelled
+// test.accord.dev/ns=ns and nominates the pods that do not tolerate their NoSchedule taints (without
+// the scheduler simulation): explain has rows for the pods on them.
+func writeTaintPolicy(t *testing.T, ns string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	policy := "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nnodeSelector: test.accord.dev/ns=" + ns + "\nprofiles:\n- name: p\n  plugins:\n" +
+		"    deschedule: {enabled: [RemovePodsViolatingNodeTaints]}\n    preEvictionFilter: {disabled: [SchedulerSimulation]}\n"
 	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -106,8 +106,16 @@ func TestPodsAreRestricted(t *testing.T) {
 			}
 		}
 	}
-	var admitted, policies int
-	check := func(source string, objs []*unstructured.Unstructured) {
+	var admitted, policies, deployments int
+	// check creates the pods; want is the number of Deployments the render must hold.
+	check := func(source string, objs []*unstructured.Unstructured, want int) {
+		seen := 0
+		defer func() {
+			if seen != want {
+				t.Errorf("%s: %d Deployments rendered, want %d", source, seen, want)
+			}
+			deployments += seen
+		}()
 		for _, o := range objs {
 			if o.GetKind() == "NetworkPolicy" {
 				// networkPolicy.enabled: the apiserver validates what the chart renders.
@@ -125,6 +133,7 @@ func TestPodsAreRestricted(t *testing.T) {
 			if o.GetKind() != "Deployment" {
 				continue
 			}
+			seen++
 			var d appsv1.Deployment
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
 				t.Fatalf("%s: Deployment %s: %v", source, o.GetName(), err)
@@ -149,14 +158,31 @@ func TestPodsAreRestricted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("chart with %s: %v", name, err)
 		}
-		check("chart ("+name+")", objs)
+		// One Deployment per component the render turns on (the render's value, else the default).
+		want := 0
+		for _, c := range []string{"scheduler", "descheduler", "metricsReporter", "console"} {
+			on := dv[c].(map[string]any)["enabled"].(bool)
+			if m, ok := renders[name][c].(map[string]any); ok {
+				if v, ok := m["enabled"].(bool); ok {
+					on = v
+				}
+			}
+			if on {
+				want++
+			}
+		}
+		check("chart ("+name+")", objs, want)
 	}
 	objs, err := render.Kustomize(baseDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("kustomize base", objs)
-	t.Logf("%d chart renders (defaults, every component, %d booleans flipped) and the kustomize base: %d pods admitted at enforce: restricted, %d NetworkPolicies valid", len(renders), len(renders)-2, admitted, policies)
+	// The base installs the four components.
+	check("kustomize base", objs, 4)
+	t.Logf("%d chart renders (defaults, every component, %d booleans flipped) and the kustomize base: %d Deployments, %d pods admitted at enforce: restricted, %d NetworkPolicies valid", len(renders), len(renders)-2, deployments, admitted, policies)
+	if admitted != deployments || deployments == 0 {
+		t.Errorf("%d pods admitted of the %d Deployments rendered", admitted, deployments)
+	}
 	if policies == 0 {
 		t.Error("no render with networkPolicy.enabled: the NetworkPolicies went unchecked")
 	}

@@ -176,7 +176,11 @@ func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelister
 		factors = append(factors, constraints.ResourceFactor{Name: name, Percent: pct})
 	}
 	slices.SortFunc(factors, func(a, b constraints.ResourceFactor) int { return strings.Compare(string(a.Name), string(b.Name)) })
-	p.est = constraints.NewUsageEstimator(factors, time.Duration(args.EstimatedSecondsAfterPodScheduled)*time.Second)
+	p.est = constraints.NewUsageEstimator(factors, time.Duration(args.EstimatedSecondsAfterPodScheduled)*time.Second).OnAnnotationClamped(
+		func(pod *corev1.Pod, name corev1.ResourceName, annotated, clamp float64) {
+			klog.InfoS("Estimated usage annotation above the node's allocatable; counted as the allocatable (logged once per pod and resource)",
+				"plugin", Name, "pod", klog.KObj(pod), "annotation", constraints.EstimatedUsageAnnotation, "resource", name, "annotated", annotated, "allocatable", clamp)
+		})
 	for name, pct := range args.UsageThresholds {
 		p.thresholds = append(p.thresholds, constraints.ResourceThreshold{Name: name, Percent: pct})
 	}
@@ -251,7 +255,7 @@ func (p *Plugin) nodeLoad(nodeInfo fwk.NodeInfo, node *corev1.Node, now time.Tim
 		}
 	}
 	pods := nodeInfo.GetPods()
-	adj := p.est.Adjust(d.Load, len(pods), func(i int) *corev1.Pod { return pods[i].GetPod() }, now)
+	adj := p.est.Adjust(d.Load, node.Status.Allocatable, len(pods), func(i int) *corev1.Pod { return pods[i].GetPod() }, now)
 	deltas := nl.Deltas(&adj, buf)
 	if e != nil {
 		e.est.store(gen, adj.Until(), deltas)

@@ -380,3 +380,44 @@ func TestFilterAndScoreCountEstimatedUsage(t *testing.T) {
 		t.Fatal("the evicted pod's reported usage still counts")
 	}
 }
+
+// TestHugeLimitNeitherEmptiesNorFillsItsNode: a pod on the node since the report with limits of 100Pi
+// CPU and memory (above the node's allocatable, so ignored: it counts its request × factor) leaves
+// the node at about its reported usage: Filter still passes it and Score does not rise (before, the
+// estimate overflowed and the node looked empty).
+func TestHugeLimitNeitherEmptiesNorFillsItsNode(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(now)
+	index := metricIndex(nm("n1", "1", now.Add(-time.Second), "2", "8Gi"))
+	n := node("n1")
+	index.NodeHandler().OnAdd(n, true)
+	withEst := args80()
+	withEst.EstimatedScalingFactors = map[corev1.ResourceName]int64{"cpu": 85, "memory": 70}
+	p := New(withEst, index, nodeLister(t), clk)
+	pod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{"cpu": "100m"}).Obj()
+	ctx := context.Background()
+	ni := framework.NewNodeInfo()
+	ni.SetNode(n)
+	verdict := func() (bool, int64) {
+		state := framework.NewCycleState()
+		if _, st := p.PreFilter(ctx, state, pod, nil); !st.IsSuccess() {
+			t.Fatalf("PreFilter: %v", st)
+		}
+		score, st := p.Score(ctx, state, pod, ni)
+		if !st.IsSuccess() {
+			t.Fatalf("Score: %v", st)
+		}
+		return p.Filter(ctx, state, pod, ni).IsSuccess(), score
+	}
+	passBefore, scoreBefore := verdict()
+	ni.AddPod(st.MakePod().Name("hostile").UID("hostile").Namespace("tenant").Node("n1").
+		Req(map[corev1.ResourceName]string{"cpu": "100m", "memory": "100Mi"}).Lim(map[corev1.ResourceName]string{"cpu": "100Pi", "memory": "100Pi"}).Obj())
+	pass, score := verdict()
+	t.Logf("without the hostile pod: pass %v score %d; with it: pass %v score %d", passBefore, scoreBefore, pass, score)
+	if !passBefore || !pass {
+		t.Errorf("the 100Pi-limit pod fills the node: Filter %v", pass)
+	}
+	if score > scoreBefore || score < scoreBefore-2 {
+		t.Errorf("score %d with the 100Pi-limit pod, %d without: the node looks emptier, or much fuller than its 85m and 70Mi", score, scoreBefore)
+	}
+}

@@ -88,7 +88,11 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework
 	if args.EstimatedSecondsAfterPodScheduled != nil {
 		after = *args.EstimatedSecondsAfterPodScheduled
 	}
-	p.est = constraints.NewUsageEstimator(factors, time.Duration(after)*time.Second)
+	p.est = constraints.NewUsageEstimator(factors, time.Duration(after)*time.Second).OnAnnotationClamped(
+		func(pod *corev1.Pod, name corev1.ResourceName, annotated, clamp float64) {
+			klog.InfoS("Estimated usage annotation above the node's allocatable; counted as the allocatable (logged once per pod and resource)",
+				"plugin", Name, "pod", klog.KObj(pod), "annotation", constraints.EstimatedUsageAnnotation, "resource", name, "annotated", annotated, "allocatable", clamp)
+		})
 	for _, s := range args.PodSelectors {
 		sel, err := metav1.LabelSelectorAsSelector(s.Selector)
 		if err != nil {
@@ -286,7 +290,7 @@ func (p *Plugin) estimated(n *corev1.Node, m *slov1alpha1.NodeMetric, now time.T
 	if err != nil {
 		return nil, err
 	}
-	s.adj = p.est.Adjust(s.load, len(pods), func(i int) *corev1.Pod { return pods[i] }, now)
+	s.adj = p.est.Adjust(s.load, n.Status.Allocatable, len(pods), func(i int) *corev1.Pod { return pods[i] }, now)
 	s.metric = estimatedCopy(m, s.load, &s.adj)
 	return s, nil
 }

@@ -144,6 +144,15 @@ func TestBalance(t *testing.T) {
 		{name: "DefaultEvictor keeps a bare pod", coolCPU: 1000,
 			extra: []podSpec{{name: "bare", prio: 0, cpuMilli: 4000, mutate: func(p *corev1.Pod) { p.OwnerReferences = nil }}},
 			want:  []string{"ns/low-big", "ns/low-small"}},
+		// A pod placed since the report with limits of 100Pi CPU and memory: the limit, above the
+		// node's allocatable, is ignored (it counts its request × factor), so n1 neither looks empty
+		// (before, the estimate overflowed and n1 was not hot) nor fuller than it is.
+		{name: "a 100Pi limit neither empties nor fills its node", coolCPU: 1000,
+			extra: []podSpec{{name: "in-report-as-nothing", prio: 1000, mutate: func(p *corev1.Pod) {
+				p.Name = "hostile"
+				p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100Pi"), corev1.ResourceMemory: resource.MustParse("100Pi")}
+			}}},
+			want: []string{"ns/low-big", "ns/low-small"}},
 		{name: "deviation thresholds", coolCPU: 1000, args: func(a *LowNodeLoadArgs) {
 			// Mean CPU: (90+50+10)/3 = 50; hot above 50+20, cool at or below 50-20.
 			a.UseDeviationThresholds = true
