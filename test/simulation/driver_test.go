@@ -21,10 +21,10 @@ import (
 // Result is one run: its trace (one line per step and per clock tick with something in it) and the
 // first broken invariant.
 type Result struct {
-	Trace  []string
-	Err    error
-	Steps  int
-	Checks int
+	Trace   []string
+	Err     error
+	Steps   int
+	Checks  int
 	Summary string
 }
 

@@ -186,7 +186,7 @@ type world struct {
 	attempts map[string]time.Time
 	// counts of what happened, for the trace's summary
 	evicted, softened, background, refused int
-	invariantChecks                          int
+	invariantChecks                        int
 	// fitSince: per soft-annotated pod, since when it no longer violates (checkSoftCleared).
 	fitSince map[types.UID]time.Time
 }
