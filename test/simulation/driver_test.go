@@ -26,6 +26,7 @@ type Result struct {
 	Steps   int
 	Checks  int
 	Summary string
+	counts  summary
 }
 
 // Run runs the actions against a new cluster in a synctest bubble (its fake clock starts at
@@ -55,6 +56,7 @@ func run(cfg Config, actions []Action) (res Result) {
 		if res.Err == nil && w.violation != "" {
 			res.Err = &violationError{w.violation}
 		}
+		res.counts = summary{evicted: w.evicted, soft: w.softened, background: w.background}
 		res.Summary = fmt.Sprintf("evicted %d, soft %d, background %d, refused %d, descheduler instances %d, invariant checks %d",
 			w.evicted, w.softened, w.background, w.refused, w.gen, w.invariantChecks)
 	}()

@@ -17,8 +17,10 @@ import (
 // steps is the most actions a run draws (ACCORD_SIM_STEPS, default 40).
 var steps = 40
 
-// TestMain keeps `make test` short: unless -rapid.checks is given, the number of runs is
-// ACCORD_SIM_CHECKS (default 6). The runtime's logs are silenced (ACCORD_SIM_LOG=1 keeps them).
+// TestMain keeps `make test` short and the same from run to run: unless -rapid.checks is given, the
+// number of runs is ACCORD_SIM_CHECKS (default 6), and unless -rapid.seed is given, the seed is
+// ACCORD_SIM_SEED (default 35; 0 draws a new one, which rapid prints on failure). The runtime's
+// logs are silenced (ACCORD_SIM_LOG=1 keeps them).
 func TestMain(m *testing.M) {
 	flag.Parse()
 	given := map[string]bool{}
@@ -30,6 +32,15 @@ func TestMain(m *testing.M) {
 		}
 		if err := flag.Set("rapid.checks", checks); err != nil {
 			panic(err)
+		}
+	}
+	if !given["rapid.seed"] {
+		seed := os.Getenv("ACCORD_SIM_SEED")
+		if seed == "" {
+			seed = "35"
+		}
+		if err := flag.Set("rapid.seed", seed); err != nil {
+			panic("ACCORD_SIM_SEED: " + err.Error())
 		}
 	}
 	if s := os.Getenv("ACCORD_SIM_STEPS"); s != "" {
