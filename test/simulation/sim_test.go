@@ -18,7 +18,7 @@ import (
 var steps = 40
 
 // TestMain keeps `make test` short and the same from run to run: unless -rapid.checks is given, the
-// number of runs is ACCORD_SIM_CHECKS (default 6), and unless -rapid.seed is given, the seed is
+// number of runs is ACCORD_SIM_CHECKS (default 10), and unless -rapid.seed is given, the seed is
 // ACCORD_SIM_SEED (default 35; 0 draws a new one, which rapid prints on failure). The runtime's
 // logs are silenced (ACCORD_SIM_LOG=1 keeps them).
 func TestMain(m *testing.M) {
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 	if !given["rapid.checks"] {
 		checks := os.Getenv("ACCORD_SIM_CHECKS")
 		if checks == "" {
-			checks = "6"
+			checks = "10"
 		}
 		if err := flag.Set("rapid.checks", checks); err != nil {
 			panic(err)

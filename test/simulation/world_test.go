@@ -367,11 +367,8 @@ func softAnnotated(p *corev1.Pod) bool {
 }
 
 // inProgress: the pod's eviction is in progress outside the Eviction API (what the descheduler's
-// tracker must count).
+// tracker must count, until the pod is gone: terminating included).
 func (w *world) inProgress(p *corev1.Pod) bool {
-	if p.DeletionTimestamp != nil {
-		return false
-	}
 	if softAnnotated(p) {
 		return true
 	}
