@@ -194,8 +194,17 @@ func (w *world) do(a Action) error {
 			return err
 		}
 	case "answers":
+		// Each pod of the workload (by name) gets its own answer for its next eviction request:
+		// the descheduler's requests overlap, so answers taken in arrival order would not replay.
+		wl := workloadName(a.I % len(w.cfg.Workloads))
+		j := 0
 		w.mu.Lock()
-		w.answers = append(w.answers, a.Answers...)
+		for _, p := range w.pods() {
+			if workloadOf(p) == wl {
+				w.answers[p.UID] = append(w.answers[p.UID], a.Answers[j%len(a.Answers)])
+				j++
+			}
+		}
 		w.mu.Unlock()
 	case "restart":
 		if err := w.restart(); err != nil {

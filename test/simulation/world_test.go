@@ -107,7 +107,8 @@ type Action struct {
 	I, N int
 	B    bool
 	D    time.Duration
-	// Answers are queued for the next evictions (accept, 429, 500, timeout).
+	// Answers are queued for the next eviction of each pod of workload I (accept, 429, 500,
+	// timeout), one each in turn.
 	Answers []string
 }
 
@@ -126,7 +127,7 @@ func (a Action) String() string {
 	case "deleteNode", "taint":
 		return fmt.Sprintf("%s node%d", a.Kind, a.I)
 	case "answers":
-		return fmt.Sprintf("answers %v", a.Answers)
+		return fmt.Sprintf("answers w%d %v", a.I, a.Answers)
 	}
 	return a.Kind
 }
@@ -172,7 +173,7 @@ type world struct {
 	limitWin    uint64
 	winStarts   map[uint64]map[string]map[types.UID]bool // window -> node or ns:<ns> or "" -> pods
 	started     []*startEvent
-	answers     []string
+	answers     map[types.UID][]string
 	podSeq      int
 	nodeSeq     int
 	nodes       []string
@@ -284,6 +285,9 @@ func (w *world) newPod(i int) *corev1.Pod {
 				UID: types.UID("uid-" + workloadName(i)), Controller: ptrTo(true)}},
 		},
 		Spec: corev1.PodSpec{
+			// A priority of its own: the descheduler evicts a node's violators lowest priority
+			// first, and pods of one priority in the pod cache's order, which no seed replays.
+			Priority:      ptrTo(int32(w.podSeq)),
 			SchedulerName: schedulerName,
 			Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: req, Limits: func() corev1.ResourceList {
 				if spec.GPU {
@@ -388,6 +392,7 @@ func (w *world) setup() error {
 	w.crChanged = map[string]crChange{}
 	w.attempts = map[string]time.Time{}
 	w.winStarts = map[uint64]map[string]map[types.UID]bool{}
+	w.answers = map[types.UID][]string{}
 	for i := 0; i < w.cfg.Nodes; i++ {
 		if err := w.addNode(i%3 != 2); err != nil {
 			return err
@@ -485,8 +490,8 @@ func (w *world) evict(ev *policyv1.Eviction) error {
 	w.mu.Lock()
 	w.attempts[p.Spec.NodeName] = w.now()
 	answer := "accept"
-	if len(w.answers) > 0 {
-		answer, w.answers = w.answers[0], w.answers[1:]
+	if q := w.answers[p.UID]; len(q) > 0 {
+		answer, w.answers[p.UID] = q[0], q[1:]
 	} else if _, vm := p.Annotations[evictions.RequestEvictOnlyAnnotation]; vm {
 		answer = "evacuate"
 	}
