@@ -95,6 +95,11 @@ func (c Config) String() string {
 
 // do runs one action, lets the cluster settle and checks the invariants.
 func (w *world) do(a Action) error {
+	desc := a.String()
+	if (a.Kind == "cr" || a.Kind == "deleteNode" || a.Kind == "taint") && len(w.nodes) > 0 {
+		// The node the index names now.
+		desc = strings.Replace(desc, fmt.Sprintf("node%d", a.I), w.nodes[a.I%len(w.nodes)], 1)
+	}
 	switch a.Kind {
 	case "advance":
 		w.flush(a.String())
@@ -214,7 +219,7 @@ func (w *world) do(a Action) error {
 		return fmt.Errorf("unknown action %q", a.Kind)
 	}
 	w.reconcile()
-	w.flush(a.String())
+	w.flush(desc)
 	return w.check()
 }
 
