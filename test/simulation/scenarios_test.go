@@ -46,15 +46,15 @@ var scenarios = []scenario{{
 	// Windows move by an hour on DST days: a daily 01:00-05:00 Europe/Berlin window closes at
 	// 05:00 CEST on 2026-03-29 (not 06:00).
 	name: "window-at-wall-clock-on-spring-dst-day",
-	cfg: Config{Zone: "Europe/Berlin", Start: time.Date(2026, 3, 28, 22, 0, 0, 0, time.UTC), Window: []string{"01:00", "05:00"}, Nodes: 3,
+	cfg: Config{Zone: "Europe/Berlin", Start: time.Date(2026, 3, 29, 0, 30, 0, 0, time.UTC), Window: []string{"01:00", "05:00"}, Nodes: 3,
 		Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}}},
-	actions: []Action{advance(8 * time.Hour)},
+	actions: []Action{advance(3*time.Hour + 30*time.Minute)},
 }, {
 	// ... and at 05:00 CET on 2026-10-25 (not 04:00).
 	name: "window-at-wall-clock-on-autumn-dst-day",
-	cfg: Config{Zone: "Europe/Berlin", Start: time.Date(2026, 10, 24, 22, 0, 0, 0, time.UTC), Window: []string{"01:00", "05:00"}, Nodes: 3,
+	cfg: Config{Zone: "Europe/Berlin", Start: time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC), Window: []string{"01:00", "05:00"}, Nodes: 3,
 		Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}}},
-	actions: []Action{advance(8 * time.Hour)},
+	actions: []Action{advance(4 * time.Hour)},
 }, {
 	// Windows open late in event-only mode: a CR change at 23:00 holds the node's violators until
 	// the window opens at 01:00; they are tried within openGrace of 01:00, not after the

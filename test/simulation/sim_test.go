@@ -89,7 +89,7 @@ func drawConfig(t *rapid.T) Config {
 	}
 	c := Config{
 		Zone:  zone,
-		Start: day.Add(-time.Duration(rapid.IntRange(0, 8*60).Draw(t, "minutesBeforeMidnight")) * time.Minute).UTC(),
+		Start: day.Add(-time.Duration(rapid.IntRange(0, 5*60).Draw(t, "minutesBeforeMidnight")) * time.Minute).UTC(),
 	}
 	ws := windowsOf[zone]
 	if i := rapid.IntRange(-1, len(ws)-1).Draw(t, "window"); i >= 0 {
@@ -123,7 +123,7 @@ func actionGen() *rapid.Generator[Action] {
 		a := Action{Kind: rapid.SampledFrom(kinds).Draw(t, "kind")}
 		switch a.Kind {
 		case "advance":
-			a.D = time.Duration(rapid.IntRange(1, 150).Draw(t, "minutes")) * time.Minute
+			a.D = time.Duration(rapid.IntRange(1, 90).Draw(t, "minutes")) * time.Minute
 		case "cr":
 			a.I = rapid.IntRange(0, 7).Draw(t, "node")
 			a.B = rapid.Bool().Draw(t, "gpuEnabled")
