@@ -35,12 +35,13 @@ var scenarios = []scenario{{
 		Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}}},
 	actions: []Action{setGPU(0, false), advance(20 * time.Minute), setGPU(0, true), advance(20 * time.Minute)},
 }, {
-	// Soft annotations are cleared while the pod still violates: 4 violators on one node and the
-	// default cap of 2: the next cycle reaches the 2 annotated pods no more (the cap), and must not
-	// clear them.
+	// Soft annotations are cleared while the pod still violates: 4 violators on node0 and the
+	// default cap of 2; the controller annotates w0-1 and w1-4 (w0-2 is held by its 2-replica
+	// workload's budget); the next cycle stops at the node's cap on w0-2, before it reaches
+	// w1-4 again, and must not clear w1-4's annotation.
 	name: "soft-annotation-kept-while-violating",
 	cfg: Config{Zone: "Europe/Berlin", Start: berlin, Soft: true, Nodes: 3,
-		Workloads: []Workload{{Replicas: 8, GPU: true, Namespace: "ns-a"}, {Replicas: 2, GPU: true, Namespace: "ns-b"}}},
+		Workloads: []Workload{{Replicas: 2, GPU: true, Namespace: "ns-b"}, {Replicas: 8, GPU: true, Namespace: "ns-a"}}},
 	actions: []Action{setGPU(0, false), advance(20 * time.Minute)},
 }, {
 	// Windows move by an hour on DST days: a daily 01:00-05:00 Europe/Berlin window closes at
