@@ -24,7 +24,7 @@ UNIT_PKGS := ./apis/... ./pkg/... ./cmd/... ./manifests/...
 # The binaries: cmd/NAME builds bin/accord-NAME.
 COMMANDS := $(notdir $(patsubst %/,%,$(dir $(wildcard cmd/*/main.go))))
 
-.PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench bench-scale soak kubectl fuzz
+.PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench bench-scale soak kubectl fuzz simulate
 .PHONY: static images dockerfiles test-images chart-crds chart-docs monitoring
 
 # Images: every cmd/NAME is a product (bin/images/accord-NAME.tar) except the playground; the examples
@@ -78,6 +78,17 @@ test-hack:
 FUZZTIME ?= 20s
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) hack/fuzz.sh
+
+# The seeded simulation of the descheduler runtime (test/simulation, issue #35): SIM_CHECKS random runs of
+# up to SIM_STEPS actions each, from SIM_SEED (0: a new seed each time, printed on failure; `make test`
+# runs ACCORD_SIM_CHECKS=10 runs from seed 35, and the scenarios). A failure prints the seed, the shrunk
+# configuration and actions, and the failing run's trace; test/simulation/README.md says how to replay it.
+SIM_CHECKS ?= 200
+SIM_STEPS  ?= 60
+SIM_SEED   ?= 0
+simulate:
+	ACCORD_SIM_CHECKS=$(SIM_CHECKS) ACCORD_SIM_STEPS=$(SIM_STEPS) ACCORD_SIM_SEED=$(SIM_SEED) \
+	  $(GO) test -count=1 -timeout 3h -v -run 'TestSimulation$$' $(TEST_FLAGS) ./test/simulation/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(TEST_FLAGS) ./pkg/...

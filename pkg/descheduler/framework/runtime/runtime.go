@@ -10,6 +10,7 @@ import (
 	"io"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -469,6 +470,9 @@ func (d *Descheduler) RunCycle(ctx context.Context) {
 		logger.Error(err, "Listing nodes")
 		return
 	}
+	// In name order, not the cache's: what a cycle does (which pods take the caps and budgets
+	// shared across nodes) then depends on the cluster alone, and a run can be replayed.
+	slices.SortFunc(all, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 	d.cycle.begin(all)
 	defer d.cycle.end()
 	ready := make([]*corev1.Node, 0, len(all))

@@ -1,0 +1,506 @@
+package simulation
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/accord-sched/accord/pkg/descheduler/evictions"
+)
+
+// Result is one run: its trace (one line per step and per clock tick with something in it) and the
+// first broken invariant.
+type Result struct {
+	Trace   []string
+	Err     error
+	Steps   int
+	Checks  int
+	Summary string
+	counts  summary
+}
+
+// Run runs the actions against a new cluster in a synctest bubble (its fake clock starts at
+// cfg.Start) and checks the invariants after every step and every clock tick.
+func Run(t *testing.T, cfg Config, actions []Action) Result {
+	var res Result
+	synctest.Test(t, func(t *testing.T) {
+		res = run(cfg, actions)
+	})
+	return res
+}
+
+func run(cfg Config, actions []Action) (res Result) {
+	loc, err := time.LoadLocation(cfg.Zone)
+	if err != nil {
+		return Result{Err: err}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &world{cfg: cfg, loc: loc, epoch: time.Now(), ctx: ctx, cancel: cancel}
+	defer func() {
+		if r := recover(); r != nil {
+			res.Err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+		w.close()
+		res.Trace = w.trace
+		res.Checks = w.invariantChecks
+		if res.Err == nil && w.violation != "" {
+			res.Err = &violationError{w.violation}
+		}
+		res.counts = summary{evicted: w.evicted, soft: w.softened, background: w.background}
+		res.Summary = fmt.Sprintf("evicted %d, soft %d, background %d, refused %d, descheduler instances %d, invariant checks %d",
+			w.evicted, w.softened, w.background, w.refused, w.gen, w.invariantChecks)
+	}()
+	if err := w.setup(); err != nil {
+		return Result{Err: err}
+	}
+	w.flush("start " + cfg.String())
+	if err := w.check(); err != nil {
+		return Result{Err: err}
+	}
+	for i, a := range actions {
+		res.Steps = i + 1
+		if err := w.do(a); err != nil {
+			return Result{Err: fmt.Errorf("step %d (%s): %w", i+1, a, err), Steps: i + 1}
+		}
+	}
+	return res
+}
+
+func (c Config) String() string {
+	var ws []string
+	for i, wl := range c.Workloads {
+		s := fmt.Sprintf("w%d:%s/%d", i, wl.Namespace, wl.Replicas)
+		if wl.GPU {
+			s += "/gpu"
+		}
+		if wl.VM {
+			s += "/vm"
+		}
+		ws = append(ws, s)
+	}
+	return fmt.Sprintf("zone=%s start=%s window=%v eventOnly=%t soft=%t background=%t perNode=%d maxMigrating=%d schedulerSimulation=%t singleReplica=%t nodes=%d workloads=[%s]",
+		c.Zone, c.Start.Format(time.RFC3339), c.Window, c.EventOnly, c.Soft, c.Background, c.PerNode, c.MaxMigrating,
+		c.SchedulerSimulation, c.SingleReplica, c.Nodes, strings.Join(ws, " "))
+}
+
+// do runs one action, lets the cluster settle and checks the invariants.
+func (w *world) do(a Action) error {
+	desc := a.String()
+	if (a.Kind == "cr" || a.Kind == "deleteNode" || a.Kind == "taint") && len(w.nodes) > 0 {
+		// The node the index names now.
+		desc = strings.Replace(desc, fmt.Sprintf("node%d", a.I), w.nodes[a.I%len(w.nodes)], 1)
+	}
+	switch a.Kind {
+	case "advance":
+		w.flush(a.String())
+		return w.advance(a.D)
+	case "cr":
+		if len(w.nodes) == 0 {
+			break
+		}
+		node := w.nodes[a.I%len(w.nodes)]
+		cr := w.cr(node)
+		if cr == nil {
+			break
+		}
+		cr = cr.DeepCopy()
+		if cr.Spec.ResourcesFilter[gpu] == a.B {
+			break
+		}
+		cr.Spec.ResourcesFilter[gpu] = a.B
+		if err := w.ac.Tracker().Update(crGVR, cr, ""); err != nil {
+			return err
+		}
+		onNode := map[types.UID]bool{}
+		for _, p := range w.pods() {
+			if p.Spec.NodeName == node {
+				onNode[p.UID] = true
+			}
+		}
+		w.mu.Lock()
+		w.crChanged[node] = crChange{at: w.now(), gen: w.gen, pods: onNode}
+		w.mu.Unlock()
+	case "burst":
+		wl := workloadName(a.I % len(w.cfg.Workloads))
+		w.replicas[wl] += a.N
+		if err := w.scale(wl); err != nil {
+			return err
+		}
+	case "deletePod":
+		wl := workloadName(a.I % len(w.cfg.Workloads))
+		var of []*corev1.Pod
+		for _, p := range w.pods() {
+			if workloadOf(p) == wl && p.DeletionTimestamp == nil {
+				of = append(of, p)
+			}
+		}
+		if len(of) == 0 {
+			break
+		}
+		p := of[a.N%len(of)].DeepCopy()
+		p.DeletionTimestamp = ptrTo(metav1.NewTime(time.Now()))
+		grace := int64(a.D / time.Second)
+		p.DeletionGracePeriodSeconds = &grace
+		if err := w.kc.Tracker().Update(podsGVR, p, p.Namespace); err != nil {
+			return err
+		}
+		w.mu.Lock()
+		w.terminating[p.UID] = time.Now().Add(a.D)
+		w.mu.Unlock()
+	case "addNode":
+		if err := w.addNode(a.B); err != nil {
+			return err
+		}
+	case "deleteNode":
+		if len(w.nodes) <= 2 {
+			break
+		}
+		i := a.I % len(w.nodes)
+		node := w.nodes[i]
+		w.nodes = append(w.nodes[:i:i], w.nodes[i+1:]...)
+		if err := w.kc.Tracker().Delete(nodesGVR, "", node); err != nil {
+			return err
+		}
+		if err := w.ac.Tracker().Delete(crGVR, "", node); err != nil {
+			return err
+		}
+		// The pod garbage collector removes the pods of a node that is gone.
+		for _, p := range w.pods() {
+			if p.Spec.NodeName == node {
+				w.remove(p)
+			}
+		}
+	case "taint":
+		if len(w.nodes) == 0 {
+			break
+		}
+		node := w.nodes[a.I%len(w.nodes)]
+		obj, err := w.kc.Tracker().Get(nodesGVR, "", node)
+		if err != nil {
+			return err
+		}
+		n := obj.(*corev1.Node).DeepCopy()
+		if len(n.Spec.Taints) == 0 {
+			n.Spec.Taints = []corev1.Taint{{Key: "sim.accord.dev/maintenance", Effect: corev1.TaintEffectNoSchedule}}
+		} else {
+			n.Spec.Taints = nil
+		}
+		if err := w.kc.Tracker().Update(nodesGVR, n, ""); err != nil {
+			return err
+		}
+	case "answers":
+		// Each pod of the workload (by name) gets its own answer for its next eviction request:
+		// the descheduler's requests overlap, so answers taken in arrival order would not replay.
+		wl := workloadName(a.I % len(w.cfg.Workloads))
+		j := 0
+		w.mu.Lock()
+		for _, p := range w.pods() {
+			if workloadOf(p) == wl {
+				w.answers[p.UID] = append(w.answers[p.UID], a.Answers[j%len(a.Answers)])
+				j++
+			}
+		}
+		w.mu.Unlock()
+	case "restart":
+		if err := w.restart(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown action %q", a.Kind)
+	}
+	w.reconcile()
+	w.flush(desc)
+	return w.check()
+}
+
+func (w *world) scale(wl string) error {
+	obj, err := w.kc.Tracker().Get(rsGVR, w.cfg.Workloads[mustIndex(wl)].Namespace, wl)
+	if err != nil {
+		return err
+	}
+	rs := obj.(*appsv1.ReplicaSet).DeepCopy()
+	rs.Spec.Replicas = ptrTo(int32(w.replicas[wl]))
+	return w.kc.Tracker().Update(rsGVR, rs, rs.Namespace)
+}
+
+func mustIndex(wl string) int {
+	i, err := strconv.Atoi(strings.TrimPrefix(wl, "w"))
+	if err != nil {
+		panic(err)
+	}
+	return i
+}
+
+// advance runs the fake clock for d, stopping at least every tick, and just before and after each
+// window edge (and openGrace after each opening) to check the invariants there.
+func (w *world) advance(d time.Duration) error {
+	target := w.now().Add(d)
+	for w.now().Before(target) {
+		now := w.now()
+		next := now.Add(tick)
+		if next.After(target) {
+			next = target
+		}
+		if w.cfg.Window != nil {
+			for _, e := range w.edges(now.Add(-openGrace), next.Add(openGrace)) {
+				for _, c := range []time.Time{e.at.Add(-time.Second), e.at.Add(time.Second), e.at.Add(openGrace)} {
+					if c.After(now) && c.Before(next) && (e.open || c != e.at.Add(openGrace)) {
+						next = c
+					}
+				}
+			}
+		}
+		time.Sleep(next.Sub(now))
+		w.reconcile()
+		if err := w.check(); err != nil {
+			return err
+		}
+		w.mu.Lock()
+		pending := len(w.stepLog) > 0
+		w.mu.Unlock()
+		if pending {
+			w.flush("tick")
+		}
+	}
+	return nil
+}
+
+// --- windows: the oracle --------------------------------------------------------------------------
+
+func clock(s string) (h, m int) {
+	hh, mm, _ := strings.Cut(s, ":")
+	h, _ = strconv.Atoi(hh)
+	m, _ = strconv.Atoi(mm)
+	return h, m
+}
+
+// windowOpen is the README's promise: the window is open from its start to its end at the
+// wall-clock times of its zone (each day's start and end read with time.Date in the zone).
+func (w *world) windowOpen(t time.Time) bool {
+	for _, e := range w.spans(t.Add(-48*time.Hour), t.Add(48*time.Hour)) {
+		if !t.Before(e[0]) && t.Before(e[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// spans are the window's [open, close) intervals of the days around [from, to].
+func (w *world) spans(from, to time.Time) [][2]time.Time {
+	sh, sm := clock(w.cfg.Window[0])
+	eh, em := clock(w.cfg.Window[1])
+	var out [][2]time.Time
+	lf := from.In(w.loc).AddDate(0, 0, -1)
+	for day := time.Date(lf.Year(), lf.Month(), lf.Day(), 12, 0, 0, 0, w.loc); !day.After(to.In(w.loc).AddDate(0, 0, 1)); day = day.AddDate(0, 0, 1) {
+		y, m, d := day.Date()
+		open := time.Date(y, m, d, sh, sm, 0, 0, w.loc)
+		endDay := d
+		if eh*60+em <= sh*60+sm {
+			endDay++
+		}
+		out = append(out, [2]time.Time{open, time.Date(y, m, endDay, eh, em, 0, 0, w.loc)})
+	}
+	return out
+}
+
+type edge struct {
+	at   time.Time
+	open bool
+}
+
+// edges are the window's openings and closings in (from, to].
+func (w *world) edges(from, to time.Time) []edge {
+	var out []edge
+	for _, s := range w.spans(from, to) {
+		if s[0].After(from) && !s[0].After(to) {
+			out = append(out, edge{s[0], true})
+		}
+		if s[1].After(from) && !s[1].After(to) {
+			out = append(out, edge{s[1], false})
+		}
+	}
+	return out
+}
+
+// lastOpening is the window's last opening at or before t.
+func (w *world) lastOpening(t time.Time) time.Time {
+	var last time.Time
+	for _, s := range w.spans(t.Add(-48*time.Hour), t) {
+		if !s[0].After(t) && s[0].After(last) {
+			last = s[0]
+		}
+	}
+	return last
+}
+
+// --- the invariants checked after every step ------------------------------------------------------
+
+func (w *world) check() error {
+	w.invariantChecks++
+	w.mu.Lock()
+	v := w.violation
+	w.mu.Unlock()
+	if v != "" {
+		return &violationError{v}
+	}
+	checks := []func() string{w.checkWindow, w.checkNoLeak, w.checkWindowLiveness, w.checkSoftCleared}
+	for _, c := range checks {
+		if msg := c(); msg != "" {
+			return &violationError{fmt.Sprintf("[%s] %s", w.now().In(w.loc).Format("2006-01-02 15:04:05 MST"), msg)}
+		}
+	}
+	return nil
+}
+
+func (w *world) profileEvictor() *evictions.ProfileEvictor {
+	return w.d.d.Profiles()[0].Evictor().(*evictions.ProfileEvictor)
+}
+
+// checkWindow: the profile's windows are open exactly when the oracle says.
+func (w *world) checkWindow() string {
+	if w.cfg.Window == nil || w.d == nil {
+		return ""
+	}
+	now := w.now()
+	got, _ := w.profileEvictor().Windows.Open(now)
+	if want := w.windowOpen(now); got != want {
+		return fmt.Sprintf("invariant window: the descheduler's window %s-%s %s is open=%t at %s local time; it is open=%t at the wall-clock times of its zone",
+			w.cfg.Window[0], w.cfg.Window[1], w.cfg.Zone, got, now.In(w.loc).Format("2006-01-02 15:04:05 MST"), want)
+	}
+	return ""
+}
+
+// checkNoLeak: once nothing of a workload is in progress (all its replicas Ready, no pod terminating,
+// annotated or migrating, every eviction of it replaced), its budget counts nothing; and the tracker
+// of evictions in progress counts exactly the pods annotated in progress.
+func (w *world) checkNoLeak() string {
+	if w.d == nil {
+		return ""
+	}
+	pods := w.pods()
+	marked := 0
+	for _, p := range pods {
+		if w.inProgress(p) {
+			marked++
+		}
+	}
+	if total, _, _ := w.d.d.Limiter().InProgress().Counts("", ""); total != marked {
+		return fmt.Sprintf("invariant in-progress: the descheduler counts %d evictions in progress; %d pods are annotated in progress", total, marked)
+	}
+	if n := w.d.d.Limiter().InFlight(); n != 0 {
+		return fmt.Sprintf("invariant in-flight: %d evictions in flight while the descheduler is idle", n)
+	}
+	budget := w.d.d.Limiter().Budget()
+	w.mu.Lock()
+	outstanding := map[string]int{}
+	for _, s := range w.started {
+		outstanding[s.workload]++
+	}
+	w.mu.Unlock()
+	for i := range w.cfg.Workloads {
+		wl := workloadName(i)
+		if w.replicas[wl] <= 1 || outstanding[wl] > 0 {
+			continue
+		}
+		var of []*corev1.Pod
+		still := true
+		for _, p := range pods {
+			if workloadOf(p) != wl {
+				continue
+			}
+			of = append(of, p)
+			if !ready(p) || w.inProgress(p) || softAnnotated(p) {
+				still = false
+			}
+		}
+		if !still || len(of) != w.replicas[wl] {
+			continue
+		}
+		_ = budget.Check(of[0]) // forgets the replaced evictions
+		if n := budget.Migrating(types.UID("uid-" + wl)); n != 0 {
+			return fmt.Sprintf("invariant budget-leak: %s has all %d replicas Ready and nothing in progress, but its budget still counts %d migrating (maxMigratingPerWorkload %d)",
+				wl, w.replicas[wl], n, w.maxMigrating(wl))
+		}
+	}
+	return ""
+}
+
+// checkWindowLiveness (event-only mode with a window): a node whose CR changed, making pods
+// violators, while the window was closed gets an eviction attempt within openGrace of the window
+// opening, unless the caps, the budget or the scheduler hold all its violators.
+func (w *world) checkWindowLiveness() string {
+	if !w.cfg.EventOnly || w.cfg.Window == nil || w.d == nil {
+		return ""
+	}
+	now := w.now()
+	if !w.windowOpen(now) {
+		return ""
+	}
+	opened := w.lastOpening(now)
+	if now.Sub(opened) < openGrace {
+		return ""
+	}
+	lim, budget := w.d.d.Limiter(), w.d.d.Limiter().Budget()
+	for _, node := range w.nodes {
+		w.mu.Lock()
+		ch, changed := w.crChanged[node]
+		attempt := w.attempts[node]
+		w.mu.Unlock()
+		if !changed || ch.gen != w.gen || !ch.at.Before(opened) || !attempt.Before(opened) {
+			continue
+		}
+		for _, p := range w.pods() {
+			if p.Spec.NodeName != node || !ch.pods[p.UID] || p.DeletionTimestamp != nil || w.inProgress(p) || !w.violates(p) {
+				continue
+			}
+			if lim.Check(node, p.Namespace) != nil || budget.Check(p) != nil {
+				continue
+			}
+			if w.cfg.SchedulerSimulation {
+				if pred, err := w.sched.Predict(w.ctx, p); err != nil || !pred.Moves() {
+					continue
+				}
+			}
+			return fmt.Sprintf("invariant window-opens-on-time: the window opened at %s; %s later violator %s on %s (its CR changed at %s, window closed) has had no eviction attempt though caps and budget allow one",
+				opened.In(w.loc).Format("15:04:05 MST"), now.Sub(opened), p.Name, node, ch.at.In(w.loc).Format("15:04:05 MST"))
+		}
+	}
+	return ""
+}
+
+// checkSoftCleared (periodic mode, Soft profile): the annotation of a pod that no longer violates
+// is removed within two cycles.
+func (w *world) checkSoftCleared() string {
+	if !w.cfg.Soft || w.cfg.EventOnly || w.d == nil {
+		return ""
+	}
+	now := w.now()
+	if w.fitSince == nil {
+		w.fitSince = map[types.UID]time.Time{}
+	}
+	for _, p := range w.pods() {
+		if !softAnnotated(p) || p.DeletionTimestamp != nil || w.violates(p) {
+			delete(w.fitSince, p.UID)
+			continue
+		}
+		since, ok := w.fitSince[p.UID]
+		if !ok {
+			w.fitSince[p.UID] = now
+			continue
+		}
+		if now.Sub(since) > 2*cycleInterval+tick {
+			return fmt.Sprintf("invariant soft-annotation-cleared: %s has kept its soft-eviction annotation %s after it stopped violating", p.Name, now.Sub(since))
+		}
+	}
+	return ""
+}
