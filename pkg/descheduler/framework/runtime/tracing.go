@@ -62,6 +62,18 @@ func (e *tracedEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framewo
 	return e.Evictor.Evict(ctx, pod, opts)
 }
 
+// OnWindowOpen forwards to the wrapped evictor (framework.WindowWatcher), so that an event-triggered
+// controller built on a plugin's traced evictor still hears its profile's windows open; without
+// it the wrapper hid the interface and held keys waited for their back-off after a window opened.
+func (e *tracedEvictor) OnWindowOpen(fn func()) (remove func()) {
+	if w, ok := e.Evictor.(framework.WindowWatcher); ok {
+		return w.OnWindowOpen(fn)
+	}
+	return func() {}
+}
+
+var _ framework.WindowWatcher = &tracedEvictor{}
+
 // evictionResult is the result attribute of an eviction span.
 func evictionResult(err error) string {
 	switch {
