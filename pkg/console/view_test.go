@@ -146,8 +146,9 @@ func TestGoneMemoryIsBounded(t *testing.T) {
 }
 
 // The PodMigrations table: newest first, a migration the descheduler has not picked up yet is
-// Pending with the node it asks for, a finished one shows where its replacement went; a cluster
-// without the CRD (no lister) shows none.
+// Pending with the node it asks for, a finished one shows where its replacement runs (the node its
+// pod is bound to, which the console sees, over the node the migration recorded); a cluster without
+// the CRD (no lister) shows none.
 func TestMigrationViews(t *testing.T) {
 	waiting := &schedv1alpha1.PodMigration{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "move-web-1", CreationTimestamp: metav1.NewTime(now.Add(-10 * time.Second))},
 		Spec: schedv1alpha1.PodMigrationSpec{PodName: "web-1", TargetNode: "node-3"}}
@@ -163,6 +164,17 @@ func TestMigrationViews(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, v.Migrations); diff != "" {
 		t.Errorf("migrations (-want +got):\n%s", diff)
+	}
+	// The replacement db-0 (same name, another UID) bound elsewhere than the migration recorded: the
+	// row shows the node it is bound to. The moved pod itself (its UID) is never taken for it.
+	replacement := pod("db-0", "node-4", "", now)
+	if got := newTestState(t, done, replacement).buildView(now).Migrations[0].ReplacementNode; got != "node-4" {
+		t.Errorf("replacement bound to node-4: the row shows %q", got)
+	}
+	moved := done.DeepCopy()
+	moved.Status.PodUID = replacement.UID
+	if got := newTestState(t, moved, replacement).buildView(now).Migrations[0].ReplacementNode; got != "node-2" {
+		t.Errorf("only the moved pod (its UID) in the cache: the row shows %q, want the recorded node-2", got)
 	}
 
 	s := newTestState(t)
