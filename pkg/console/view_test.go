@@ -1,6 +1,7 @@
 package console
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -142,6 +143,35 @@ func TestGoneMemoryIsBounded(t *testing.T) {
 	}
 	if len(s.known) != maxGone || len(s.gone) != maxGone {
 		t.Errorf("remembers %d pods (%d gone), want at most %d", len(s.known), len(s.gone), maxGone)
+	}
+}
+
+// Two pods of one ReplicaSet moved at once by PodMigrations: the replacement created first consumed
+// the reservation of the pod evicted second. Each eviction row shows the replacement its migration
+// names (on its own reservation's node), not the first one created after it.
+func TestEvictionTimelineFollowsMigrations(t *testing.T) {
+	const rs = "rs-uid"
+	evictedAt := now.Add(-30 * time.Second)
+	a, b := pod("web-a", "node-2", rs, now.Add(-time.Hour)), pod("web-b", "node-4", rs, now.Add(-time.Hour))
+	// web-c, created first, landed in b's reservation on node-6; web-d in a's on node-4.
+	c, d := pod("web-c", "node-6", rs, evictedAt.Add(time.Second)), pod("web-d", "node-4", rs, evictedAt.Add(2*time.Second))
+	migration := func(name string, p *corev1.Pod, replacement, node string) *schedv1alpha1.PodMigration {
+		return &schedv1alpha1.PodMigration{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name, CreationTimestamp: metav1.NewTime(evictedAt)},
+			Spec: schedv1alpha1.PodMigrationSpec{PodName: p.Name, TargetNode: node},
+			Status: schedv1alpha1.PodMigrationStatus{Phase: schedv1alpha1.PodMigrationSucceeded, PodUID: p.UID, SourceNode: p.Spec.NodeName, TargetNode: node,
+				ReservationName: p.Name + "-rsv", ReplacementPod: replacement, ReplacementNode: node}}
+	}
+	s := newTestState(t, a, b, c, d, migration("move-a", a, "web-d", "node-4"), migration("move-b", b, "web-c", "node-6"),
+		event(evictions.ReasonDescheduled, a, evictedAt, evictions.EventMessage("PodMigration", "accord", "PodMigration move-a", "")),
+		event(evictions.ReasonDescheduled, b, evictedAt.Add(100*time.Millisecond), evictions.EventMessage("PodMigration", "accord", "PodMigration move-b", "")))
+	s.podGone(a)
+	s.podGone(b)
+	got := map[string]string{}
+	for _, e := range s.buildView(now).Evictions {
+		got[e.Pod] = e.Replacement + " on " + e.ReplacementNode
+	}
+	if want := map[string]string{"web-a": "web-d on node-4", "web-b": "web-c on node-6"}; !maps.Equal(got, want) {
+		t.Errorf("replacements %v, want %v", got, want)
 	}
 }
 
