@@ -439,11 +439,13 @@ func checkTwoMigrationsAndABurst(ctx context.Context, t *testing.T, p *playgroun
 	t.Logf("the burst's pods per node: %v", perNode)
 
 	// The console's Pod migrations table shows each migration's reservation node (To) and its
-	// replacement on that node.
+	// replacement on that node; its evictions table shows each moved pod's replacement there too.
 	var view struct {
 		Migrations []console.MigrationView `json:"migrations"`
+		Evictions  []console.Eviction      `json:"evictions"`
 	}
 	rows := map[string]console.MigrationView{}
+	evicted := map[string]console.Eviction{}
 	if err := harness.WaitFor(ctx, 15*time.Second, func(ctx context.Context) (bool, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.ConsoleURL+"/api/state", nil)
 		if err != nil {
@@ -464,21 +466,30 @@ func checkTwoMigrationsAndABurst(ctx context.Context, t *testing.T, p *playgroun
 		for _, m := range view.Migrations {
 			rows[m.Name] = m
 		}
+		clear(evicted)
+		for _, e := range view.Evictions {
+			if e.Plugin == "PodMigration" {
+				evicted[e.Pod] = e
+			}
+		}
 		for _, pm := range pms {
 			row := rows[pm.Name]
-			if row.Phase != string(schedv1alpha1.PodMigrationSucceeded) || row.Replacement == "" {
+			if row.Phase != string(schedv1alpha1.PodMigrationSucceeded) || row.Replacement == "" || evicted[pm.Spec.PodName].Replacement == "" {
 				return false, nil
 			}
 		}
 		return true, nil
 	}); err != nil {
-		t.Errorf("the console does not show the two migrations Succeeded: %v (rows %+v)", err, rows)
+		t.Errorf("the console does not show the two migrations Succeeded with their evictions: %v (rows %+v, evictions %+v)", err, rows, evicted)
 	}
 	for _, pm := range pms {
 		row, target := rows[pm.Name], targets[pm.Spec.PodName]
 		if row.Reservation != pm.Status.ReservationName || row.TargetNode != target || row.Replacement != pm.Status.ReplacementPod || row.ReplacementNode != target {
 			t.Errorf("console row of %s: reservation %q on %q, replacement %q on %q; want reservation %s on %s, replacement %s on %s",
 				pm.Name, row.Reservation, row.TargetNode, row.Replacement, row.ReplacementNode, pm.Status.ReservationName, target, pm.Status.ReplacementPod, target)
+		}
+		if e := evicted[pm.Spec.PodName]; e.Replacement != pm.Status.ReplacementPod || e.ReplacementNode != target {
+			t.Errorf("console eviction of %s: replacement %q on %q, want %s on %s", pm.Spec.PodName, e.Replacement, e.ReplacementNode, pm.Status.ReplacementPod, target)
 		}
 	}
 	w.Stop()
