@@ -22,7 +22,7 @@ func SchedulerConfig() ([]byte, error) {
 }
 
 // migrationHowTo is the playground's how-to for reservations and migrations: two pods moved at once,
-// reservation-first, while a burst of pods arrives (TestPlayground runs it as written).
+// reservation-first, while a burst of pods arrives (TestPlayground takes the same steps through the API).
 const migrationHowTo = `Move two web pods at once, reservation-first, while a burst of pods competes for the room (two
 PodMigrations: the descheduler reserves node-4 for one pod and node-6 for the other, and evicts each
 pod once accord-scheduler has placed its reservation in its own scheduling cycle, so the burst cannot

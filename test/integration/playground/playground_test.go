@@ -197,7 +197,7 @@ func TestPlayground(t *testing.T) {
 	}); err != nil {
 		t.Errorf("the memory-hungry pods did not move through Reservations on node-2 bound by their replacements: %v", err)
 	}
-	// The how-to's migrations (migrationHowTo, as written): two web pods moved at once, to node-4 and
+	// The how-to's migrations (migrationHowTo's steps, through the API): two web pods moved at once, to node-4 and
 	// node-6, reservation-first, while a burst of 8 under-requested pods arrives.
 	checkTwoMigrationsAndABurst(ctx, t, p, client)
 
