@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
@@ -28,8 +29,9 @@ type Eviction struct {
 	// PredictedNode and Score are the scheduler simulation's prediction, when the Event has one.
 	PredictedNode string `json:"predictedNode,omitempty"`
 	Score         *int64 `json:"score,omitempty"`
-	// Replacement is the pod of the same controller created after the eviction, and ReplacementNode
-	// where it landed ("" while it is pending).
+	// Replacement is the pod of the same controller created after the eviction (for a pod a
+	// PodMigration moved, the pod that consumed its reservation, which the migration names), and
+	// ReplacementNode where it landed ("" while it is pending).
 	Replacement     string `json:"replacement,omitempty"`
 	ReplacementNode string `json:"replacementNode,omitempty"`
 	// Held, when set, says the pod was not evicted: the descheduler held it ("workload budget" or
@@ -93,12 +95,28 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 		rows = append(rows, r)
 	}
 	// Oldest first, so that each eviction of a controller's pods takes the first replacement
-	// created after it that an earlier eviction did not take.
+	// created after it that an earlier eviction did not take. A pod a PodMigration moved takes the
+	// replacement that consumed its reservation, which the migration names: two pods of one
+	// controller moved at once then each show the replacement on their own reservation's node.
 	slices.SortFunc(rows, func(a, b row) int { return a.Time.Compare(b.Time) })
 	taken := map[types.UID]bool{}
+	migrated := s.migratedReplacements()
 	for i := range rows {
 		r := &rows[i]
-		if r.owner == "" {
+		m, ok := migrated[r.uid]
+		if !ok || m.Namespace != r.Namespace {
+			continue
+		}
+		for _, p := range pods {
+			if p.Namespace == m.Namespace && p.Name == m.Name && p.UID != r.uid {
+				taken[p.UID] = true
+				r.Replacement, r.ReplacementNode = p.Name, p.Spec.NodeName
+			}
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.owner == "" || r.Replacement != "" {
 			continue
 		}
 		var best *corev1.Pod
@@ -118,6 +136,22 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 	out := make([]Eviction, 0, min(len(rows), maxEvictions))
 	for i := len(rows) - 1; i >= 0 && len(out) < maxEvictions; i-- {
 		out = append(out, rows[i].Eviction)
+	}
+	return out
+}
+
+// migratedReplacements maps the UID of each pod a PodMigration moved to the replacement that
+// consumed its reservation (the migration's status), for the migrations that name both.
+func (s *state) migratedReplacements() map[types.UID]types.NamespacedName {
+	out := map[types.UID]types.NamespacedName{}
+	if s.migrations == nil {
+		return out
+	}
+	ms, _ := s.migrations.List(labels.Everything())
+	for _, m := range ms {
+		if m.Status.PodUID != "" && m.Status.ReplacementPod != "" {
+			out[m.Status.PodUID] = types.NamespacedName{Namespace: m.Namespace, Name: m.Status.ReplacementPod}
+		}
 	}
 	return out
 }

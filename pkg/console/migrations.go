@@ -23,7 +23,10 @@ type MigrationView struct {
 	SourceNode  string `json:"sourceNode,omitempty"`
 	TargetNode  string `json:"targetNode,omitempty"`
 	Reservation string `json:"reservation,omitempty"`
-	// Replacement and ReplacementNode are the pod that took the migrated pod's place, and its node.
+	// Replacement is the pod that consumed the migration's reservation; ReplacementNode is the node
+	// the console sees it bound to (the node the migration recorded while the console has not seen
+	// it bound), so the row shows the reservation's node (TargetNode) next to where its replacement
+	// really runs.
 	Replacement     string `json:"replacement,omitempty"`
 	ReplacementNode string `json:"replacementNode,omitempty"`
 	AgeSeconds      int64  `json:"ageSeconds"`
@@ -52,9 +55,16 @@ func (s *state) migrationViews(now time.Time) []MigrationView {
 		if target == "" {
 			target = m.Spec.TargetNode
 		}
+		replacementNode := m.Status.ReplacementNode
+		if m.Status.ReplacementPod != "" {
+			// A StatefulSet's replacement keeps the moved pod's name: only another UID is the replacement.
+			if p, err := s.pods.Pods(m.Namespace).Get(m.Status.ReplacementPod); err == nil && p.UID != m.Status.PodUID && p.Spec.NodeName != "" {
+				replacementNode = p.Spec.NodeName
+			}
+		}
 		out = append(out, MigrationView{Namespace: m.Namespace, Name: m.Name, Pod: m.Spec.PodName, Phase: phase,
 			Reason: m.Status.Reason, Message: m.Status.Message, SourceNode: m.Status.SourceNode, TargetNode: target,
-			Reservation: m.Status.ReservationName, Replacement: m.Status.ReplacementPod, ReplacementNode: m.Status.ReplacementNode,
+			Reservation: m.Status.ReservationName, Replacement: m.Status.ReplacementPod, ReplacementNode: replacementNode,
 			AgeSeconds: int64(now.Sub(m.CreationTimestamp.Time) / time.Second)})
 	}
 	return out

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -145,9 +146,39 @@ func TestGoneMemoryIsBounded(t *testing.T) {
 	}
 }
 
+// Two pods of one ReplicaSet moved at once by PodMigrations: the replacement created first consumed
+// the reservation of the pod evicted second. Each eviction row shows the replacement its migration
+// names (on its own reservation's node), not the first one created after it.
+func TestEvictionTimelineFollowsMigrations(t *testing.T) {
+	const rs = "rs-uid"
+	evictedAt := now.Add(-30 * time.Second)
+	a, b := pod("web-a", "node-2", rs, now.Add(-time.Hour)), pod("web-b", "node-4", rs, now.Add(-time.Hour))
+	// web-c, created first, landed in b's reservation on node-6; web-d in a's on node-4.
+	c, d := pod("web-c", "node-6", rs, evictedAt.Add(time.Second)), pod("web-d", "node-4", rs, evictedAt.Add(2*time.Second))
+	migration := func(name string, p *corev1.Pod, replacement, node string) *schedv1alpha1.PodMigration {
+		return &schedv1alpha1.PodMigration{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name, CreationTimestamp: metav1.NewTime(evictedAt)},
+			Spec: schedv1alpha1.PodMigrationSpec{PodName: p.Name, TargetNode: node},
+			Status: schedv1alpha1.PodMigrationStatus{Phase: schedv1alpha1.PodMigrationSucceeded, PodUID: p.UID, SourceNode: p.Spec.NodeName, TargetNode: node,
+				ReservationName: p.Name + "-rsv", ReplacementPod: replacement, ReplacementNode: node}}
+	}
+	s := newTestState(t, a, b, c, d, migration("move-a", a, "web-d", "node-4"), migration("move-b", b, "web-c", "node-6"),
+		event(evictions.ReasonDescheduled, a, evictedAt, evictions.EventMessage("PodMigration", "accord", "PodMigration move-a", "")),
+		event(evictions.ReasonDescheduled, b, evictedAt.Add(100*time.Millisecond), evictions.EventMessage("PodMigration", "accord", "PodMigration move-b", "")))
+	s.podGone(a)
+	s.podGone(b)
+	got := map[string]string{}
+	for _, e := range s.buildView(now).Evictions {
+		got[e.Pod] = e.Replacement + " on " + e.ReplacementNode
+	}
+	if want := map[string]string{"web-a": "web-d on node-4", "web-b": "web-c on node-6"}; !maps.Equal(got, want) {
+		t.Errorf("replacements %v, want %v", got, want)
+	}
+}
+
 // The PodMigrations table: newest first, a migration the descheduler has not picked up yet is
-// Pending with the node it asks for, a finished one shows where its replacement went; a cluster
-// without the CRD (no lister) shows none.
+// Pending with the node it asks for, a finished one shows where its replacement runs (the node its
+// pod is bound to, which the console sees, over the node the migration recorded); a cluster without
+// the CRD (no lister) shows none.
 func TestMigrationViews(t *testing.T) {
 	waiting := &schedv1alpha1.PodMigration{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "move-web-1", CreationTimestamp: metav1.NewTime(now.Add(-10 * time.Second))},
 		Spec: schedv1alpha1.PodMigrationSpec{PodName: "web-1", TargetNode: "node-3"}}
@@ -163,6 +194,17 @@ func TestMigrationViews(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, v.Migrations); diff != "" {
 		t.Errorf("migrations (-want +got):\n%s", diff)
+	}
+	// The replacement db-0 (same name, another UID) bound elsewhere than the migration recorded: the
+	// row shows the node it is bound to. The moved pod itself (its UID) is never taken for it.
+	replacement := pod("db-0", "node-4", "", now)
+	if got := newTestState(t, done, replacement).buildView(now).Migrations[0].ReplacementNode; got != "node-4" {
+		t.Errorf("replacement bound to node-4: the row shows %q", got)
+	}
+	moved := done.DeepCopy()
+	moved.Status.PodUID = replacement.UID
+	if got := newTestState(t, moved, replacement).buildView(now).Migrations[0].ReplacementNode; got != "node-2" {
+		t.Errorf("only the moved pod (its UID) in the cache: the row shows %q, want the recorded node-2", got)
 	}
 
 	s := newTestState(t)

@@ -21,16 +21,28 @@ func SchedulerConfig() ([]byte, error) {
 	return bytes.Replace(manifests.SchedulerConfig, []byte(reservationPluginAfter), []byte(reservationPluginAfter+"      - name: Reservation\n"), 1), nil
 }
 
-// migrationHowTo is the playground's how-to for reservations and migrations.
-const migrationHowTo = `Move one web pod to node-1, reservation-first (a PodMigration: the descheduler reserves node-1,
-evicts the pod once accord-scheduler has placed the reservation, and reports the replacement's node):
+// migrationHowTo is the playground's how-to for reservations and migrations: two pods moved at once,
+// reservation-first, while a burst of pods arrives (TestPlayground takes the same steps through the API).
+const migrationHowTo = `Move two web pods at once, reservation-first, while a burst of pods competes for the room (two
+PodMigrations: the descheduler reserves node-4 for one pod and node-6 for the other, and evicts each
+pod once accord-scheduler has placed its reservation in its own scheduling cycle, so the burst cannot
+take that room; each reservation is consumed by one replacement, placed on that reservation's node;
+a ReplicaSet's new pods are interchangeable, a StatefulSet pod's replacement takes its own pod's):
+  A=$(bin/kubectl get pods -n demo -l app=web --field-selector spec.nodeName!=node-4 -o jsonpath='{.items[0].metadata.name}')
+  B=$(bin/kubectl get pods -n demo -l app=web --field-selector spec.nodeName!=node-6,metadata.name!=$A -o jsonpath='{.items[0].metadata.name}')
   bin/kubectl create -f - <<EOF
   apiVersion: scheduling.accord.dev/v1alpha1
   kind: PodMigration
   metadata: {generateName: move-, namespace: demo}
-  spec:
-    podName: $(bin/kubectl get pods -n demo -l app=web --field-selector spec.nodeName!=node-1 -o jsonpath='{.items[0].metadata.name}')
-    targetNode: node-1
+  spec: {podName: $A, targetNode: node-4}
+  ---
+  apiVersion: scheduling.accord.dev/v1alpha1
+  kind: PodMigration
+  metadata: {generateName: move-, namespace: demo}
+  spec: {podName: $B, targetNode: node-6}
   EOF
-  bin/kubectl get podmigrations,reservations -n demo
+  bin/kubectl -n demo scale deployment under-requested --replicas=8
+  bin/kubectl get podmigrations,reservations -n demo -w
+The console's Pod migrations table shows each one: To (its reservation's node), the reservation, and
+the replacement with the node it runs on.
 `

@@ -100,8 +100,9 @@ func TestConsoleInChromium(t *testing.T) {
 		chromedp.WaitNotPresent(chromedp.CSS(`.node[data-node="node-5"] li[data-pod^="demo/memory-hungry-"]`)))
 	b.waitText("the replacement landed on node-2", 60*time.Second, `#evictions tr[data-plugin="NodeCRDResourceFit"] td.replacement`, "node-2")
 
-	// The how-to's PodMigration: a web pod off node-1 moves there reservation-first, and the
-	// migrations table follows it to Succeeded with its reservation and replacement.
+	// A PodMigration (the how-to moves two at once; TestPlayground runs that): a web pod off node-1
+	// moves there reservation-first, and the migrations table follows it to Succeeded with its
+	// reservation and replacement.
 	webs, err := p.Env.Client.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{LabelSelector: "app=web", FieldSelector: "spec.nodeName!=node-1"})
 	if err != nil || len(webs.Items) == 0 {
 		t.Fatalf("no web pod off node-1: %v", err)

@@ -2,8 +2,12 @@ package playground
 
 import (
 	"context"
+	"encoding/json"
 	"net"
+	"net/http"
 	"net/url"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/console"
 	"github.com/accord-sched/accord/pkg/demo/playground"
 	"github.com/accord-sched/accord/pkg/metricsreporter"
 	"github.com/accord-sched/accord/test/harness"
@@ -192,23 +197,9 @@ func TestPlayground(t *testing.T) {
 	}); err != nil {
 		t.Errorf("the memory-hungry pods did not move through Reservations on node-2 bound by their replacements: %v", err)
 	}
-	// The how-to's PodMigration: a web pod not on node-1 moves there, reservation-first.
-	webs, err := client.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{LabelSelector: "app=web", FieldSelector: "spec.nodeName!=node-1"})
-	if err != nil || len(webs.Items) == 0 {
-		t.Fatalf("no web pod off node-1: %v", err)
-	}
-	pm, err := p.Env.Accord.SchedulingV1alpha1().PodMigrations("demo").Create(ctx, &schedv1alpha1.PodMigration{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "move-"},
-		Spec:       schedv1alpha1.PodMigrationSpec{PodName: webs.Items[0].Name, TargetNode: "node-1"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := harness.WaitFor(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
-		pm, err = p.Env.Accord.SchedulingV1alpha1().PodMigrations("demo").Get(ctx, pm.Name, metav1.GetOptions{})
-		return err == nil && pm.Status.Phase.Finished(), err
-	}); err != nil || pm.Status.Phase != schedv1alpha1.PodMigrationSucceeded || pm.Status.ReplacementNode != "node-1" {
-		t.Errorf("PodMigration of %s to node-1: %v, status %+v", webs.Items[0].Name, err, pm.Status)
-	}
+	// The how-to's migrations (migrationHowTo's steps, through the API): two web pods moved at once, to node-4 and
+	// node-6, reservation-first, while a burst of 8 under-requested pods arrives.
+	checkTwoMigrationsAndABurst(ctx, t, p, client)
 
 	// A Deployment's pods, bound to a node by hand, run; an evicted pod is recreated by its ReplicaSet.
 	ns := "playground-test"
@@ -299,6 +290,218 @@ func TestPlayground(t *testing.T) {
 		t.Fatalf("apiserver port %s still in use after Stop: %v", u.Host, err)
 	}
 	_ = l.Close()
+}
+
+// checkTwoMigrationsAndABurst runs the playground's how-to for reservations: two PodMigrations
+// created at once (pod A, the first web pod not on node-4, to node-4; pod B, the first other web pod
+// not on node-6, to node-6) and the under-requested Deployment scaled to 8 in the same breath. Both
+// reservations are made for their pod (name and UID), seen Available and then Bound, each by a
+// distinct replacement (a new web pod: the ReplicaSet's pods are interchangeable) bound on that
+// reservation's node; the burst's pods are bound too; and the console's Pod migrations table shows
+// each replacement on its reservation's node.
+func checkTwoMigrationsAndABurst(ctx context.Context, t *testing.T, p *playground.Playground, client kubernetes.Interface) {
+	t.Helper()
+	accord := p.Env.Accord.SchedulingV1alpha1()
+	// Every phase each reservation of demo goes through, from a watch opened before the migrations.
+	rsvs, err := accord.Reservations("demo").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := accord.Reservations("demo").Watch(ctx, metav1.ListOptions{ResourceVersion: rsvs.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var mu sync.Mutex
+	phases := map[string][]schedv1alpha1.ReservationPhase{}
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for ev := range w.ResultChan() {
+			if r, ok := ev.Object.(*schedv1alpha1.Reservation); ok {
+				mu.Lock()
+				if seen := phases[r.Name]; len(seen) == 0 || seen[len(seen)-1] != r.Status.Phase {
+					phases[r.Name] = append(seen, r.Status.Phase)
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+
+	firstWeb := func(notOn, notNamed string) string {
+		webs, err := client.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{LabelSelector: "app=web", FieldSelector: "spec.nodeName!=" + notOn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pod := range webs.Items {
+			if pod.Name != notNamed && pod.DeletionTimestamp == nil {
+				return pod.Name
+			}
+		}
+		t.Fatalf("no web pod off %s but %q", notOn, notNamed)
+		return ""
+	}
+	a := firstWeb("node-4", "")
+	b := firstWeb("node-6", a)
+	targets := map[string]string{a: "node-4", b: "node-6"}
+	var pms []*schedv1alpha1.PodMigration
+	for _, pod := range []string{a, b} {
+		pm, err := accord.PodMigrations("demo").Create(ctx, &schedv1alpha1.PodMigration{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "move-"},
+			Spec:       schedv1alpha1.PodMigrationSpec{PodName: pod, TargetNode: targets[pod]}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pms = append(pms, pm)
+	}
+	const burst = 8
+	if _, err := client.AppsV1().Deployments("demo").Patch(ctx, "under-requested", types.MergePatchType,
+		[]byte(`{"spec":{"replicas":8}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	if err := harness.WaitFor(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		for i := range pms {
+			pm, err := accord.PodMigrations("demo").Get(ctx, pms[i].Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			pms[i] = pm
+		}
+		return pms[0].Status.Phase.Finished() && pms[1].Status.Phase.Finished(), nil
+	}); err != nil {
+		t.Fatalf("the two PodMigrations did not finish: %v (%+v; %+v)", err, pms[0].Status, pms[1].Status)
+	}
+	t.Logf("two PodMigrations with a burst of %d pods finished after %v", burst, time.Since(start).Round(100*time.Millisecond))
+
+	replacements := sets.New[string]()
+	for _, pm := range pms {
+		target := targets[pm.Spec.PodName]
+		if pm.Status.Phase != schedv1alpha1.PodMigrationSucceeded || pm.Status.ReservationName == "" {
+			t.Errorf("PodMigration %s of %s to %s: status %+v, want Succeeded through a reservation", pm.Name, pm.Spec.PodName, target, pm.Status)
+			continue
+		}
+		r, err := accord.Reservations("demo").Get(ctx, pm.Status.ReservationName, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("reservation %s of PodMigration %s: %v", pm.Status.ReservationName, pm.Name, err)
+			continue
+		}
+		if r.Status.Phase != schedv1alpha1.ReservationBound || r.Status.NodeName != target || r.Status.BoundPod == nil {
+			t.Errorf("reservation %s of %s: %s on %q bound by %+v, want Bound on %s", r.Name, pm.Spec.PodName, r.Status.Phase, r.Status.NodeName, r.Status.BoundPod, target)
+			continue
+		}
+		if !slices.ContainsFunc(r.Spec.Owners, func(o schedv1alpha1.ReservationOwner) bool {
+			return o.Pod != nil && o.Pod.Name == pm.Spec.PodName && o.Pod.UID == pm.Status.PodUID
+		}) {
+			t.Errorf("reservation %s: owners %+v, want it made for pod %s (UID %s)", r.Name, r.Spec.Owners, pm.Spec.PodName, pm.Status.PodUID)
+		}
+		replacement, err := client.CoreV1().Pods("demo").Get(ctx, r.Status.BoundPod.Name, metav1.GetOptions{})
+		switch {
+		case err != nil:
+			t.Errorf("replacement %s of reservation %s: %v", r.Status.BoundPod.Name, r.Name, err)
+		case replacement.UID != r.Status.BoundPod.UID || replacement.UID == pm.Status.PodUID || replacement.Spec.NodeName != r.Status.NodeName:
+			t.Errorf("replacement %s (UID %s) of reservation %s is bound on %q, want a new pod (UID %s) on the reservation's node %s",
+				replacement.Name, replacement.UID, r.Name, replacement.Spec.NodeName, r.Status.BoundPod.UID, r.Status.NodeName)
+		case pm.Status.ReplacementPod != replacement.Name:
+			t.Errorf("PodMigration %s names replacement %q, its reservation %s was consumed by %s", pm.Name, pm.Status.ReplacementPod, r.Name, replacement.Name)
+		}
+		replacements.Insert(r.Status.BoundPod.Name)
+		mu.Lock()
+		seen := phases[r.Name]
+		mu.Unlock()
+		if i := slices.Index(seen, schedv1alpha1.ReservationAvailable); i < 0 || !slices.Contains(seen[i:], schedv1alpha1.ReservationBound) {
+			t.Errorf("reservation %s went through %v, want Available, then Bound", r.Name, seen)
+		}
+		t.Logf("%s: %s moved from %s through reservation %s (phases %q) into %s on %s", pm.Name, pm.Spec.PodName, pm.Status.SourceNode, r.Name, seen, replacement.Name, replacement.Spec.NodeName)
+	}
+	if replacements.Len() != 2 {
+		t.Errorf("the two reservations were consumed by %v, want two distinct replacements", sets.List(replacements))
+	}
+
+	// The burst competed for the room: its pods were created with the migrations and are all bound.
+	perNode := map[string]int{}
+	if err := harness.WaitFor(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
+		pods, err := client.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{LabelSelector: "app=under-requested"})
+		if err != nil {
+			return false, err
+		}
+		clear(perNode)
+		for _, pod := range pods.Items {
+			if pod.Spec.NodeName != "" {
+				perNode[pod.Spec.NodeName]++
+			}
+		}
+		return len(pods.Items) == burst && perNode[""] == 0 && sum(perNode) == burst, nil
+	}); err != nil {
+		t.Errorf("the burst of %d under-requested pods is not all bound: %v (per node: %v)", burst, err, perNode)
+	}
+	t.Logf("the burst's pods per node: %v", perNode)
+
+	// The console's Pod migrations table shows each migration's reservation node (To) and its
+	// replacement on that node; its evictions table shows each moved pod's replacement there too.
+	var view struct {
+		Migrations []console.MigrationView `json:"migrations"`
+		Evictions  []console.Eviction      `json:"evictions"`
+	}
+	rows := map[string]console.MigrationView{}
+	evicted := map[string]console.Eviction{}
+	if err := harness.WaitFor(ctx, 15*time.Second, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.ConsoleURL+"/api/state", nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		if resp.StatusCode != http.StatusOK {
+			return false, nil
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&view); err != nil {
+			return false, err
+		}
+		clear(rows)
+		for _, m := range view.Migrations {
+			rows[m.Name] = m
+		}
+		clear(evicted)
+		for _, e := range view.Evictions {
+			if e.Plugin == "PodMigration" {
+				evicted[e.Pod] = e
+			}
+		}
+		for _, pm := range pms {
+			row := rows[pm.Name]
+			if row.Phase != string(schedv1alpha1.PodMigrationSucceeded) || row.Replacement == "" || evicted[pm.Spec.PodName].Replacement == "" {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		t.Errorf("the console does not show the two migrations Succeeded with their evictions: %v (rows %+v, evictions %+v)", err, rows, evicted)
+	}
+	for _, pm := range pms {
+		row, target := rows[pm.Name], targets[pm.Spec.PodName]
+		if row.Reservation != pm.Status.ReservationName || row.TargetNode != target || row.Replacement != pm.Status.ReplacementPod || row.ReplacementNode != target {
+			t.Errorf("console row of %s: reservation %q on %q, replacement %q on %q; want reservation %s on %s, replacement %s on %s",
+				pm.Name, row.Reservation, row.TargetNode, row.Replacement, row.ReplacementNode, pm.Status.ReservationName, target, pm.Status.ReplacementPod, target)
+		}
+		if e := evicted[pm.Spec.PodName]; e.Replacement != pm.Status.ReplacementPod || e.ReplacementNode != target {
+			t.Errorf("console eviction of %s: replacement %q on %q, want %s on %s", pm.Spec.PodName, e.Replacement, e.ReplacementNode, pm.Status.ReplacementPod, target)
+		}
+	}
+	w.Stop()
+	<-watched
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // waitForRunningPods binds every unbound pod of ns to node, as a scheduler would, and waits until
