@@ -42,10 +42,9 @@ const (
 	// OwnerCheckPeriod is how often the collector checks that the workload a live reservation was
 	// made for still exists.
 	OwnerCheckPeriod = 30 * time.Second
-	// collectorSyncTimeout bounds the collector's wait for its informers; collectorLeaderPoll is
-	// how often a replica that does not lead checks the lease.
+	// collectorSyncTimeout bounds the collector's wait for its informers (a replica that does not
+	// lead checks the lease every LeaderPoll, as the placer does).
 	collectorSyncTimeout = time.Minute
-	collectorLeaderPoll  = 2 * time.Second
 )
 
 // CollectorConfig is what a Collector is built from.
@@ -168,29 +167,7 @@ func (c *Collector) Run(ctx context.Context) error {
 }
 
 func (c *Collector) waitLeader(ctx context.Context) bool {
-	if c.cfg.IsLeader == nil {
-		return true
-	}
-	logger := klog.FromContext(ctx)
-	logged := false
-	for {
-		leads, err := c.cfg.IsLeader(ctx)
-		if leads {
-			return true
-		}
-		if !logged {
-			logger.Info("Not the scheduler's leader: reservations are collected by the leader only; waiting for the lease", "poll", collectorLeaderPoll)
-			logged = true
-		}
-		if err != nil {
-			logger.V(2).Info("Reading the leader lease failed; retrying", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(collectorLeaderPoll):
-		}
-	}
+	return waitForLease(ctx, c.cfg.IsLeader, "collected", "collecting reservations")
 }
 
 // sync looks at one reservation and returns when to look again.

@@ -243,21 +243,29 @@ func (p *Placer) Run(ctx context.Context) error {
 // waitLeader returns once this replica leads (at once without leader election), false when ctx
 // ends first. kube-scheduler exits when it loses the lease, so leading is checked only once.
 func (p *Placer) waitLeader(ctx context.Context) bool {
-	if p.isLeader == nil {
+	return waitForLease(ctx, p.isLeader, "placed", "placing reservations")
+}
+
+// waitForLease polls isLeader every LeaderPoll until this replica leads (true at once when isLeader
+// is nil: no leader election) or ctx ends (false). It says once what it waits for, and once that it
+// leads after having waited; done and doing name the work in those lines. The placer and the
+// collector both run on the scheduler's leader only.
+func waitForLease(ctx context.Context, isLeader func(context.Context) (bool, error), done, doing string) bool {
+	if isLeader == nil {
 		return true
 	}
 	logger := klog.FromContext(ctx)
 	logged := false
 	for {
-		leads, err := p.isLeader(ctx)
+		leads, err := isLeader(ctx)
 		if leads {
 			if logged {
-				logger.Info("Leading the scheduler: placing reservations")
+				logger.Info("Leading the scheduler: " + doing)
 			}
 			return true
 		}
 		if !logged {
-			logger.Info("Not the scheduler's leader: reservations are placed by the leader only; waiting for the lease", "poll", LeaderPoll)
+			logger.Info("Not the scheduler's leader: reservations are "+done+" by the leader only; waiting for the lease", "poll", LeaderPoll)
 			logged = true
 		}
 		if err != nil {
