@@ -21,24 +21,8 @@ import (
 // is in a final phase; it returns it.
 func (c *cluster) migrate(t *testing.T, name, target string, timeout time.Duration) *schedv1alpha1.PodMigration {
 	t.Helper()
-	ctx := context.Background()
-	pm := &schedv1alpha1.PodMigration{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns},
-		Spec: schedv1alpha1.PodMigrationSpec{PodName: "db-0", TargetNode: target}}
-	if _, err := env.Accord.SchedulingV1alpha1().PodMigrations(c.ns).Create(ctx, pm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var last *schedv1alpha1.PodMigration
-	if err := harness.WaitFor(ctx, timeout, func(ctx context.Context) (bool, error) {
-		got, err := env.Accord.SchedulingV1alpha1().PodMigrations(c.ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		last = got
-		return got.Status.Phase.Finished(), nil
-	}); err != nil {
-		t.Fatalf("PodMigration %s not finished within %s: %v (status %+v)", name, timeout, err, last.Status)
-	}
-	return last
+	c.createMigration(t, name, "db-0", target, "")
+	return c.waitMigration(t, name, timeout)
 }
 
 // migrationPolicy runs the PodMigration controller with ReservationFirst.
