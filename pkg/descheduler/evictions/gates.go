@@ -100,7 +100,7 @@ var gates = []gate{
 	{
 		// Outside the profile's eviction windows nothing is evicted; a dry run goes on to say what
 		// would be, and when.
-		name:         "window",
+		name:         HeldWindow,
 		observeCheck: true,
 		check: func(e *ProfileEvictor, pod *corev1.Pod, plugin string) error {
 			if err := e.windowClosed(); err != nil && !e.DryRun {
@@ -164,7 +164,7 @@ var gates = []gate{
 	},
 	{
 		// The pod's workload's disruption budget.
-		name:         "workload budget",
+		name:         HeldWorkloadBudget,
 		observeCheck: true,
 		check: func(e *ProfileEvictor, pod *corev1.Pod, plugin string) error {
 			b := e.Limiter.Budget()

@@ -17,7 +17,7 @@ import (
 // with the verdict of the same gate, the first of the set in gates' order, and neither leaves a
 // cap slot taken.
 func TestCheckAndEvictWalkOneGateOrder(t *testing.T) {
-	order := []string{"in progress", "window", "caps", "workload budget"}
+	order := []string{"in progress", HeldWindow, "caps", HeldWorkloadBudget}
 	var checked []string
 	for _, g := range gates {
 		if g.check != nil && g.name != "nominated" {
@@ -34,9 +34,9 @@ func TestCheckAndEvictWalkOneGateOrder(t *testing.T) {
 		case framework.IsEvictionInProgress(err):
 			return "in progress"
 		case framework.IsWindowClosed(err):
-			return "window"
+			return HeldWindow
 		case framework.IsWorkloadBudget(err):
-			return "workload budget"
+			return HeldWorkloadBudget
 		case framework.IsNodeLimit(err):
 			return "caps"
 		}
@@ -48,7 +48,7 @@ func TestCheckAndEvictWalkOneGateOrder(t *testing.T) {
 		src := &fakeWorkloads{w: Workload{Kind: "Deployment", Namespace: "ns", Name: "web", UID: "dep", Replicas: 6}}
 		for i := range 6 {
 			// Two NotReady pods of six exhaust the default budget for a Ready one.
-			src.pods = append(src.pods, budgetPod(i, i >= 2 || !failing["workload budget"], created))
+			src.pods = append(src.pods, budgetPod(i, i >= 2 || !failing[HeldWorkloadBudget], created))
 			src.pods[i].Spec.NodeName = "n1"
 		}
 		zero := 0
@@ -66,7 +66,7 @@ func TestCheckAndEvictWalkOneGateOrder(t *testing.T) {
 		counter := &countingEvict{}
 		e := &ProfileEvictor{Profile: "p", EvictPlugin: counter, Limiter: lim, Metrics: metrics.New(),
 			Now: func() time.Time { return now }}
-		if failing["window"] {
+		if failing[HeldWindow] {
 			e.Windows = mustWindows(t, descheduler.EvictionWindow{Start: "01:00", End: "05:00"})
 		}
 		return e, counter
