@@ -44,3 +44,29 @@ func (o *Offer) Fit(requested []corev1.ResourceName, ignoreMissing bool) CRFit {
 	missing, ok := o.MissingResource(requested)
 	return CRFit{Rejected: ok, Missing: missing}
 }
+
+// FitCRAnyScheduler is FitCR for a pod that accord-scheduler may not be the one to place: the
+// descheduler's nodeFit judges pods of every scheduler (kube-scheduler's profiles have no
+// NodeCRDResourceFit). It is the scheduler's rule with one exception, written here only: a pod that
+// requests nothing fits a node without a ClusterScopedResource, as it needs nothing one could
+// enable.
+func FitCRAnyScheduler(csr *schedv1alpha1.ClusterScopedResource, requested []corev1.ResourceName, ignoreMissing bool) CRFit {
+	v := FitCR(csr, requested, ignoreMissing)
+	if v.NoCR && len(requested) == 0 {
+		v.Rejected = false
+	}
+	return v
+}
+
+// Reason is the verdict in words, the one wording the descheduler's nodeFit, NodeCRDResourceFit and
+// their Events use: "" when the pod may run on the node.
+func (v CRFit) Reason() string {
+	switch {
+	case !v.Rejected:
+		return ""
+	case v.NoCR:
+		return "node has no ClusterScopedResource"
+	default:
+		return "ClusterScopedResource does not enable " + string(v.Missing)
+	}
+}

@@ -3,7 +3,6 @@ package evictions
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -130,38 +129,11 @@ var (
 // limits, or nil (framework.Evictor); it reserves nothing.
 func (e *ProfileEvictor) CheckLimits(pod *corev1.Pod) error { return e.checkLimits(pod, "") }
 
-// checkLimits also tells the Observer of a pod the workload budget holds (explain shows it), as
-// the plugin will not call Evict for it.
+// checkLimits walks the gates Evict walks, in the same order (gates.go), reserving nothing; it
+// also tells the Observer of a pod an in-progress eviction, a closed window or the workload budget
+// holds (explain shows it), as the plugin will not call Evict for it.
 func (e *ProfileEvictor) checkLimits(pod *corev1.Pod, plugin string) error {
-	e.Soft.Nominate(pod)
-	// A pod whose eviction is in progress is on its way out: the plugin counts it as evicted.
-	if err := e.inProgress(context.Background(), pod, framework.EvictOptions{PluginName: plugin}); err != nil {
-		if e.Observer != nil {
-			e.Observer(Record{Profile: e.Profile, Plugin: plugin, Pod: pod, Stage: StageEvict, Err: err})
-		}
-		return err
-	}
-	if err := e.windowClosed(); err != nil && !e.DryRun {
-		e.held(pod, plugin, err)
-		if e.Observer != nil {
-			e.Observer(Record{Profile: e.Profile, Plugin: plugin, Pod: pod, Stage: StageEvict, Err: err})
-		}
-		return err
-	}
-	if err := e.Limiter.Check(pod.Spec.NodeName, pod.Namespace); err != nil {
-		e.Soft.Cut(pod, err)
-		return err
-	}
-	if b := e.Limiter.Budget(); b != nil {
-		if err := b.Check(pod); err != nil {
-			e.held(pod, plugin, err)
-			if e.Observer != nil {
-				e.Observer(Record{Profile: e.Profile, Plugin: plugin, Pod: pod, Stage: StageEvict, Err: err})
-			}
-			return err
-		}
-	}
-	return nil
+	return e.checkGates(pod, plugin)
 }
 
 // windowClosed returns the *framework.WindowClosedError of a profile whose windows are all closed
@@ -245,60 +217,17 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	}
 	logger := klog.FromContext(ctx)
 	node := pod.Spec.NodeName
-	// A terminating pod is on its way out: evicting it again would be answered 200 by the apiserver
-	// and counted as an eviction that did not happen.
-	if pod.DeletionTimestamp != nil {
-		logger.V(2).Info("Pod already terminating; nothing to evict", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName)
-		return fmt.Errorf("pod %s/%s: %w: terminating", pod.Namespace, pod.Name, framework.ErrPodGone)
-	}
-	e.Soft.Nominate(pod)
-	if err := e.inProgress(ctx, pod, opts); err != nil {
+	a := &attempt{ctx: ctx, logger: logger, pod: pod, opts: opts}
+	defer func() {
+		if a.claimed {
+			e.Limiter.Unclaim(pod.UID)
+		}
+	}()
+	if err := e.reserveGates(a); err != nil {
 		return err
 	}
-	// No decision on a cache that has not re-synced: the pod may have moved or been replaced since.
-	if e.Fresh != nil {
-		if waiting := e.Fresh(); len(waiting) > 0 {
-			logger.V(2).Info("Eviction held: caches not re-synced", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "waitingFor", waiting)
-			err := fmt.Errorf("pod %s/%s: %w (waiting for %s)", pod.Namespace, pod.Name, framework.ErrCachesNotSynced, strings.Join(waiting, "; "))
-			e.Soft.Cut(pod, err)
-			return err
-		}
-	}
-	// Outside the profile's eviction windows nothing is evicted; a dry run goes on to say what would
-	// be, and when.
-	closed := e.windowClosed()
-	if closed != nil && !e.DryRun {
-		e.held(pod, opts.PluginName, closed)
-		logger.V(3).Info("Eviction held: eviction window closed", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", closed)
-		return closed
-	}
-	// One eviction of a pod at a time in this process; the loser of a race between a cycle and an
-	// event-triggered controller (or two profiles) stands back, and when it comes later it finds the
-	// pod terminating or gone.
-	if pod.UID != "" {
-		if !e.Limiter.Claim(pod.UID) {
-			logger.V(2).Info("Pod's eviction already in flight; not evicting it twice", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName)
-			return fmt.Errorf("pod %s/%s: %w: its eviction is in flight", pod.Namespace, pod.Name, framework.ErrPodGone)
-		}
-		defer e.Limiter.Unclaim(pod.UID)
-	}
+	closed, slot, budget, bslot := a.closed, a.slot, a.budget, a.bslot
 	predicted, extra := e.admitted(pod)
-	slot, err := e.Limiter.Reserve(node, pod.Namespace)
-	if err != nil {
-		logger.V(3).Info("Eviction skipped", "pod", klog.KObj(pod), "node", node, "plugin", opts.PluginName, "reason", err)
-		e.Soft.Cut(pod, err)
-		return err
-	}
-	var bslot BudgetSlot
-	budget := e.Limiter.Budget()
-	if budget != nil {
-		if bslot, err = budget.Reserve(pod, e.DryRun); err != nil {
-			e.Limiter.Release(slot)
-			logger.V(2).Info("Eviction held by the workload budget", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", err)
-			e.held(pod, opts.PluginName, err)
-			return err
-		}
-	}
 	if e.DryRun {
 		logger.Info("Dry run: would evict pod", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", opts.Reason, "prediction", extra)
 		e.count(metrics.ResultDryRun, opts, pod)

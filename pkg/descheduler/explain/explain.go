@@ -23,11 +23,13 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 )
 
-// BlockedByWorkloadBudget is the BlockedBy of a pod its workload's disruption budget holds.
-const BlockedByWorkloadBudget = "workload budget"
+// BlockedByWorkloadBudget is the BlockedBy of a pod its workload's disruption budget holds, in the
+// words of its EvictionHeld Event.
+const BlockedByWorkloadBudget = evictions.HeldWorkloadBudget
 
-// BlockedByWindow is the BlockedBy of a pod a closed eviction window holds.
-const BlockedByWindow = "eviction window"
+// BlockedByWindow is the BlockedBy of a pod a closed eviction window holds, in the words of its
+// EvictionHeld Event.
+const BlockedByWindow = evictions.HeldWindow
 
 // BlockedByInProgress is the BlockedBy of a pod whose eviction is already in progress (soft-evicted,
 // or evicted in background).

@@ -225,10 +225,9 @@ func nodeFits(pod *corev1.Pod, node *corev1.Node, requested []corev1.ResourceNam
 	return true, ""
 }
 
-// crViolation is nodeFit's ClusterScopedResource verdict: the scheduler's rule, constraints.FitCR,
-// with the node's CR and missingCRPolicy (a node without a CR fits under Ignore and, under Reject,
-// fits no pod that requests a resource), except that a pod requesting nothing fits a node without a
-// CR (see below).
+// crViolation is nodeFit's ClusterScopedResource verdict, constraints.FitCRAnyScheduler (the
+// scheduler's rule with the node's CR and missingCRPolicy, except that a pod requesting nothing fits
+// a node without a CR), in its one wording (constraints.CRFit.Reason).
 func crViolation(csrs accordlisters.ClusterScopedResourceLister, policy config.MissingCRPolicy, node string, requested []corev1.ResourceName) (string, bool) {
 	var csr *schedv1alpha1.ClusterScopedResource
 	if csrs != nil {
@@ -240,17 +239,6 @@ func crViolation(csrs accordlisters.ClusterScopedResourceLister, policy config.M
 			return fmt.Sprintf("reading the node's ClusterScopedResource: %v", err), true
 		}
 	}
-	switch v := constraints.FitCR(csr, requested, policy == config.MissingCRPolicyIgnore); {
-	case !v.Rejected:
-		return "", false
-	case v.NoCR && len(requested) == 0:
-		// The one exception to the scheduler's rule: nodeFit also judges pods that accord-scheduler
-		// does not place (kube-scheduler's, whose profiles have no NodeCRDResourceFit), and a pod
-		// that requests nothing needs nothing a ClusterScopedResource could enable.
-		return "", false
-	case v.NoCR:
-		return "node has no ClusterScopedResource", true
-	default:
-		return fmt.Sprintf("ClusterScopedResource does not enable %s", v.Missing), true
-	}
+	v := constraints.FitCRAnyScheduler(csr, requested, policy == config.MissingCRPolicyIgnore)
+	return v.Reason(), v.Rejected
 }

@@ -75,17 +75,11 @@ func (p *Plugin) Name() string { return Name }
 
 // Violation is the descheduler's verdict for a pod on a node whose ClusterScopedResource is csr (nil
 // when the node has none): whether the scheduler plugin's Filter would reject the pair, and why. It
-// is the Filter's rule, constraints.FitCR (missingCRPolicy included). buf is scratch space for the
-// requested resource names (may be nil).
+// is the Filter's rule, constraints.FitCR (missingCRPolicy included), in the words of
+// constraints.CRFit.Reason. buf is scratch space for the requested resource names (may be nil).
 func Violation(csr *schedv1alpha1.ClusterScopedResource, policy config.MissingCRPolicy, pod *corev1.Pod, buf []corev1.ResourceName) (string, bool) {
-	switch v := constraints.FitCR(csr, constraints.AppendRequestedResources(buf[:0], pod), policy == config.MissingCRPolicyIgnore); {
-	case !v.Rejected:
-		return "", false
-	case v.NoCR:
-		return "node has no ClusterScopedResource", true
-	default:
-		return fmt.Sprintf("node's ClusterScopedResource does not enable %s", v.Missing), true
-	}
+	v := constraints.FitCR(csr, constraints.AppendRequestedResources(buf[:0], pod), policy == config.MissingCRPolicyIgnore)
+	return v.Reason(), v.Rejected
 }
 
 func (p *Plugin) schedulerOK(pod *corev1.Pod) bool {
