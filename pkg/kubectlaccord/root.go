@@ -137,7 +137,8 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 
 func newCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:           "kubectl accord",
+		Use:           "kubectl-accord",
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl accord"},
 		Short:         "What Accord's scheduler and descheduler decide, and why",
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -146,7 +147,7 @@ func newCommand(o *Options) *cobra.Command {
 	cmd.SetErr(o.Streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	o.Flags.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newNodesCommand(o))
+	cmd.AddCommand(newNodesCommand(o), newWhyCommand(o))
 	return cmd
 }
 
