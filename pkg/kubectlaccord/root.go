@@ -118,9 +118,12 @@ func request(err error, verb, group, resource, namespace string) error {
 func ExitCode(err error) int {
 	var fe *forbiddenError
 	var ue usageError
+	var me *migrationFailedError
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &me):
+		return ExitMigrationFailed
 	case errors.As(err, &fe):
 		return ExitForbidden
 	case errors.As(err, &ue):
@@ -147,7 +150,7 @@ func newCommand(o *Options) *cobra.Command {
 	cmd.SetErr(o.Streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	o.Flags.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newNodesCommand(o), newWhyCommand(o))
+	cmd.AddCommand(newNodesCommand(o), newWhyCommand(o), newMigrateCommand(o))
 	return cmd
 }
 
