@@ -91,7 +91,7 @@ func (mo *migrateOptions) migrate(ctx context.Context, c *Clients, ns, pod strin
 		if err != nil {
 			return false, request(err, "get", schedv1alpha1.SchemeGroupVersion.Group, "podmigrations", ns)
 		}
-		if line := progressLine(cur); line != last {
+		if line := progressLine(cur); cur.Status.Phase != "" && line != last {
 			fmt.Fprintln(out, line)
 			last = line
 		}
@@ -139,8 +139,8 @@ func (mo *migrateOptions) printReservation(ctx context.Context, c *Clients, ns, 
 // progressLine is one line of a migration's progress.
 func progressLine(m *schedv1alpha1.PodMigration) string {
 	s := m.Status
-	line := dashIfEmpty(string(s.Phase))
-	if s.Reason != "" {
+	line := string(s.Phase)
+	if s.Reason != "" && s.Reason != string(s.Phase) {
 		line += " (" + s.Reason + ")"
 	}
 	switch {

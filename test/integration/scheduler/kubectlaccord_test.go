@@ -1,10 +1,10 @@
 package scheduler
 
 import (
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -26,14 +26,7 @@ func TestKubectlAccord(t *testing.T) {
 	}
 	accord := func(args ...string) (string, int) {
 		t.Helper()
-		out, err := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("kubectl-accord %v: %v", args, err)
-		}
-		return string(out), code
+		return harness.RunBinary(t, time.Minute, bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	}
 
 	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
