@@ -66,9 +66,10 @@ func newNodesCommand(o *Options) *cobra.Command {
 		Use:   "nodes [NODE...]",
 		Short: "Each node's ClusterScopedResource, and its reported and estimated usage against the load thresholds",
 		Long: `Each node's ClusterScopedResource offer, and its NodeMetric's reported usage and the usage
-estimated for the pods bound to it, against the load thresholds: LoadAware's defaults, or the
-highThresholds of the first LowNodeLoad of --policy (checked against --scheduler-config like
-accord-descheduler does). OVER is the verdict both binaries reach, computed by pkg/constraints.`,
+estimated for the pods bound to it, against the load thresholds: the highThresholds of the first
+LowNodeLoad of --policy (checked against --scheduler-config like accord-descheduler does), or else
+the LoadAware args of --scheduler-config, or else LoadAware's defaults. LOAD is the verdict both
+binaries reach, computed by pkg/constraints.`,
 		Example: `  kubectl accord nodes
   kubectl accord nodes node-5 -o wide
   kubectl accord nodes --policy policy.yaml -o json`,
@@ -76,9 +77,9 @@ accord-descheduler does). OVER is the verdict both binaries reach, computed by p
 			if err := checkOutput(no.output); err != nil {
 				return err
 			}
-			th, err := console.LoadThresholds(no.policyFile, no.schedulerFile)
+			th, err := loadThresholds(no.policyFile, no.schedulerFile)
 			if err != nil {
-				return usageError{fmt.Errorf("--policy: %w", err)}
+				return usageError{err}
 			}
 			c, err := no.clients()
 			if err != nil {
@@ -93,7 +94,7 @@ accord-descheduler does). OVER is the verdict both binaries reach, computed by p
 	}
 	cmd.Flags().StringVarP(&no.output, "output", "o", "", "Output format: json, yaml or wide")
 	cmd.Flags().StringVar(&no.policyFile, "policy", "", "accord-descheduler's policy file, for LowNodeLoad's thresholds (default: LoadAware's defaults)")
-	cmd.Flags().StringVar(&no.schedulerFile, "scheduler-config", "", "accord-scheduler's configuration, checked against --policy as accord-descheduler checks it")
+	cmd.Flags().StringVar(&no.schedulerFile, "scheduler-config", "", "accord-scheduler's configuration: its LoadAware args without --policy; checked against --policy as accord-descheduler checks it")
 	return cmd
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -147,4 +149,33 @@ func TestExitCodes(t *testing.T) {
 
 func apierrorsForbidden(resource string) error {
 	return apierrors.NewForbidden(schema.GroupResource{Group: slov1alpha1.GroupName, Resource: resource}, "", errors.New("RBAC: access denied"))
+}
+
+// TestNodesSchedulerConfigThresholds: --scheduler-config alone judges with its LoadAware args, so a
+// node at 95% cpu is within a 97% threshold.
+func TestNodesSchedulerConfigThresholds(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "scheduler-config.yaml")
+	if err := os.WriteFile(cfg, []byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: accord-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: LoadAware
+  pluginConfig:
+  - name: LoadAware
+    args:
+      usageThresholds: {cpu: 97}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kube, accord := nodesFixture()
+	code, out, errOut := runWith(t, kube, accord, nil, "nodes", "node-1", "--scheduler-config", cfg)
+	if code != ExitOK || !strings.Contains(out, "cpu 95%/95%/97%") || !strings.HasSuffix(strings.TrimSpace(out), "ok") {
+		t.Errorf("exit %d, want node-1 ok under 97%%:\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := runWith(t, kube, accord, nil, "nodes", "--scheduler-config", cfg+".missing"); code != ExitUsage || !strings.Contains(errOut, "--scheduler-config") {
+		t.Errorf("missing config: exit %d, stderr %q; want %d naming the flag", code, errOut, ExitUsage)
+	}
 }
