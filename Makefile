@@ -21,15 +21,17 @@ INTEGRATION_COUNT ?= 2
 TEST_FLAGS ?=
 UNIT_PKGS := ./apis/... ./pkg/... ./cmd/... ./manifests/...
 
-# The binaries: cmd/NAME builds bin/accord-NAME.
+# The binaries: cmd/NAME builds bin/accord-NAME, except a kubectl plugin (cmd/kubectl-NAME), which
+# builds bin/kubectl-NAME: the name kubectl looks for on PATH.
 COMMANDS := $(notdir $(patsubst %/,%,$(dir $(wildcard cmd/*/main.go))))
 
 .PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench bench-scale soak kubectl fuzz simulate
 .PHONY: static images dockerfiles test-images chart-crds chart-docs monitoring
 
-# Images: every cmd/NAME is a product (bin/images/accord-NAME.tar) except the playground; the examples
-# live one level deeper (cmd/examples/*) and are not matched by COMMANDS.
-IMAGE_COMMANDS ?= $(filter-out playground,$(COMMANDS))
+# Images: every cmd/NAME is a product (bin/images/accord-NAME.tar) except the playground and the
+# kubectl plugins (client binaries, run by kubectl on a workstation); the examples live one level
+# deeper (cmd/examples/*) and are not matched by COMMANDS.
+IMAGE_COMMANDS ?= $(filter-out playground kubectl-%,$(COMMANDS))
 ARCH       ?= $(shell $(GO) env GOARCH)
 IMAGES_DIR ?= $(BIN)/images
 IMAGE_REPOSITORY ?=
@@ -41,8 +43,9 @@ build:
 	$(GO) build ./...
 	@mkdir -p $(BIN)
 	@for c in $(COMMANDS); do \
-	  echo "$(GO) build -o $(BIN)/accord-$$c ./cmd/$$c"; \
-	  $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/accord-$$c ./cmd/$$c || exit 1; \
+	  case $$c in kubectl-*) b=$$c;; *) b=accord-$$c;; esac; \
+	  echo "$(GO) build -o $(BIN)/$$b ./cmd/$$c"; \
+	  $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/$$b ./cmd/$$c || exit 1; \
 	done
 
 # kubectl from the pinned k8s.io/kubernetes, for poking at the playground.

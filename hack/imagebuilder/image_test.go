@@ -19,8 +19,9 @@ import (
 
 const repoRoot = "../.."
 
-// productCommands are the cmd/NAME directories with a main package, except the playground: the
-// same list the Makefile's IMAGE_COMMANDS computes.
+// productCommands are the cmd/NAME directories with a main package, except the playground and the
+// kubectl plugins (cmd/kubectl-NAME, client binaries): the same list the Makefile's IMAGE_COMMANDS
+// computes.
 func productCommands(t *testing.T) []string {
 	t.Helper()
 	mains, err := filepath.Glob(filepath.Join(repoRoot, "cmd", "*", "main.go"))
@@ -29,7 +30,7 @@ func productCommands(t *testing.T) []string {
 	}
 	var out []string
 	for _, m := range mains {
-		if name := filepath.Base(filepath.Dir(m)); name != "playground" {
+		if name := filepath.Base(filepath.Dir(m)); name != "playground" && !strings.HasPrefix(name, "kubectl-") {
 			out = append(out, name)
 		}
 	}

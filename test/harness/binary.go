@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -52,4 +53,24 @@ func StartProcess(t testing.TB, ctx context.Context, bin string, args ...string)
 		}
 	})
 	return cmd, out
+}
+
+// RunBinary runs bin with args to its end (at most timeout) and returns its combined output and
+// exit code, for a test of a command-line tool's answer and exit status.
+func RunBinary(t testing.TB, timeout time.Duration, bin string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %v: not finished within %v\n%s", filepath.Base(bin), args, timeout, out)
+	}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return string(out), ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%s %v: %v", filepath.Base(bin), args, err)
+	}
+	return string(out), 0
 }
