@@ -11,6 +11,8 @@ import (
 	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/lownodeload"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
+	"github.com/accord-sched/accord/pkg/descheduler/simulator"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/loadaware"
 )
 
 // LoadThresholds returns the thresholds the node grid compares NodeMetrics with: the highThresholds
@@ -60,4 +62,28 @@ func estimator(factors map[corev1.ResourceName]int64, after *int64) *constraints
 		d = time.Duration(*after) * time.Second
 	}
 	return constraints.NewUsageEstimator(fs, d)
+}
+
+// LoadSchedulerThresholds returns the thresholds accord-scheduler's LoadAware judges with under the
+// scheduler configuration in schedulerFile: the args of its first profile that configures LoadAware
+// (decoded and defaulted as accord-scheduler does, simulator.LoadConfig), or else LoadAware's
+// defaults.
+func LoadSchedulerThresholds(schedulerFile string) (Thresholds, error) {
+	cfg, err := simulator.LoadConfig(schedulerFile)
+	if err != nil {
+		return Thresholds{}, err
+	}
+	for _, prof := range cfg.Profiles {
+		for _, pc := range prof.PluginConfig {
+			if a, ok := pc.Args.(*config.LoadAwareArgs); ok && pc.Name == loadaware.Name {
+				var fs []constraints.ResourceFactor
+				for _, name := range slices.Sorted(maps.Keys(a.EstimatedScalingFactors)) {
+					fs = append(fs, constraints.ResourceFactor{Name: name, Percent: a.EstimatedScalingFactors[name]})
+				}
+				return Thresholds{Percent: a.UsageThresholds, MaxAge: time.Duration(a.NodeMetricExpirationSeconds) * time.Second,
+					Estimator: constraints.NewUsageEstimator(fs, time.Duration(a.EstimatedSecondsAfterPodScheduled)*time.Second)}, nil
+			}
+		}
+	}
+	return LoadThresholds("", "")
 }

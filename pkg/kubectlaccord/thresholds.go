@@ -2,15 +2,8 @@ package kubectlaccord
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"time"
 
-	"github.com/accord-sched/accord/apis/config"
 	"github.com/accord-sched/accord/pkg/console"
-	"github.com/accord-sched/accord/pkg/constraints"
-	"github.com/accord-sched/accord/pkg/descheduler/simulator"
-	"github.com/accord-sched/accord/pkg/scheduler/plugins/loadaware"
 )
 
 // loadThresholds are the thresholds `nodes` judges with: with --policy, its first LowNodeLoad's
@@ -25,21 +18,9 @@ func loadThresholds(policyFile, schedulerFile string) (console.Thresholds, error
 		}
 		return th, nil
 	}
-	cfg, err := simulator.LoadConfig(schedulerFile)
+	th, err := console.LoadSchedulerThresholds(schedulerFile)
 	if err != nil {
-		return console.Thresholds{}, fmt.Errorf("--scheduler-config: %w", err)
+		return th, fmt.Errorf("--scheduler-config: %w", err)
 	}
-	for _, prof := range cfg.Profiles {
-		for _, pc := range prof.PluginConfig {
-			if a, ok := pc.Args.(*config.LoadAwareArgs); ok && pc.Name == loadaware.Name {
-				var fs []constraints.ResourceFactor
-				for _, name := range slices.Sorted(maps.Keys(a.EstimatedScalingFactors)) {
-					fs = append(fs, constraints.ResourceFactor{Name: name, Percent: a.EstimatedScalingFactors[name]})
-				}
-				return console.Thresholds{Percent: a.UsageThresholds, MaxAge: time.Duration(a.NodeMetricExpirationSeconds) * time.Second,
-					Estimator: constraints.NewUsageEstimator(fs, time.Duration(a.EstimatedSecondsAfterPodScheduled)*time.Second)}, nil
-			}
-		}
-	}
-	return console.LoadThresholds("", "")
+	return th, nil
 }

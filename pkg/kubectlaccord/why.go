@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,12 +14,9 @@ import (
 	"k8s.io/klog/v2"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
-	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/descheduler/explain"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
-	"github.com/accord-sched/accord/pkg/scheduler/plugins/loadaware"
-	"github.com/accord-sched/accord/pkg/scheduler/plugins/nodecrdresourcefit"
-	"github.com/accord-sched/accord/pkg/scheduler/plugins/reservation"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins"
 )
 
 // WhyReport is what `kubectl accord why POD` reports.
@@ -44,10 +40,7 @@ type WhyReport struct {
 }
 
 // Refusal is an Accord plugin's Filter reason found in the scheduler's message.
-type Refusal struct {
-	Plugin string `json:"plugin"`
-	Reason string `json:"reason"`
-}
+type Refusal = plugins.Refusal
 
 // DeschedulerVerdict is explain's view of the pod now.
 type DeschedulerVerdict struct {
@@ -172,7 +165,7 @@ func why(ctx context.Context, c *Clients, ns, name string) (*WhyReport, error) {
 			return nil, request(err, "list", "", "events", ns)
 		}
 		rep.SchedulingFailure = schedulingFailure(pod, evs.Items)
-		rep.Refusals = refusals(pod, rep.SchedulingFailure)
+		rep.Refusals = plugins.Refusals(pod, rep.SchedulingFailure)
 	}
 	migs, err := c.Accord.SchedulingV1alpha1().PodMigrations(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -247,37 +240,6 @@ func eventTime(e *corev1.Event) time.Time {
 		return e.EventTime.Time
 	}
 	return e.CreationTimestamp.Time
-}
-
-// refusals are the Accord plugins whose Filter reasons (the plugins' own reason texts) the message
-// names, for the resources the pod requests and those LoadAware has thresholds for by default.
-func refusals(pod *corev1.Pod, msg string) []Refusal {
-	if msg == "" {
-		return nil
-	}
-	var out []Refusal
-	add := func(plugin, reason string) {
-		if strings.Contains(msg, reason) && !slices.Contains(out, Refusal{plugin, reason}) {
-			out = append(out, Refusal{Plugin: plugin, Reason: reason})
-		}
-	}
-	add(nodecrdresourcefit.Name, nodecrdresourcefit.ReasonNoCR)
-	for _, name := range constraints.AppendRequestedResources(nil, pod) {
-		add(nodecrdresourcefit.Name, nodecrdresourcefit.MissingResourceReason(name))
-	}
-	names := []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}
-	for _, c := range pod.Spec.Containers {
-		for name := range c.Resources.Requests {
-			if !slices.Contains(names, name) {
-				names = append(names, name)
-			}
-		}
-	}
-	for _, name := range names {
-		add(loadaware.Name, loadaware.OverThresholdReason(name))
-	}
-	add(reservation.Name, reservation.ReasonHeld)
-	return out
 }
 
 func printWhy(w io.Writer, r *WhyReport) error {

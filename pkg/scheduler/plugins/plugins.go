@@ -5,10 +5,15 @@
 package plugins
 
 import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins/loadaware"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins/nodecrdresourcefit"
@@ -51,4 +56,43 @@ func Registry(descriptors []Descriptor, cache *crcache.Cache) frameworkruntime.R
 		r[d.Name] = d.Factory(cache)
 	}
 	return r
+}
+
+// Refusal is one of these plugins' Filter reasons found in a scheduler message.
+type Refusal struct {
+	Plugin string `json:"plugin"`
+	Reason string `json:"reason"`
+}
+
+// Refusals are the plugins of this list whose Filter reasons (the plugins' own reason texts) a
+// scheduler message (a FailedScheduling Event's, a PodScheduled condition's) names, for the
+// resources the pod requests and those LoadAware has thresholds for by default. It lives beside the
+// list so that a plugin's reasons are named where the plugin is, not by each reader (kubectl accord why).
+func Refusals(pod *corev1.Pod, msg string) []Refusal {
+	if msg == "" {
+		return nil
+	}
+	var out []Refusal
+	add := func(plugin, reason string) {
+		if strings.Contains(msg, reason) && !slices.Contains(out, Refusal{plugin, reason}) {
+			out = append(out, Refusal{Plugin: plugin, Reason: reason})
+		}
+	}
+	add(nodecrdresourcefit.Name, nodecrdresourcefit.ReasonNoCR)
+	for _, name := range constraints.AppendRequestedResources(nil, pod) {
+		add(nodecrdresourcefit.Name, nodecrdresourcefit.MissingResourceReason(name))
+	}
+	names := []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}
+	for _, c := range pod.Spec.Containers {
+		for name := range c.Resources.Requests {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	for _, name := range names {
+		add(loadaware.Name, loadaware.OverThresholdReason(name))
+	}
+	add(reservation.Name, reservation.ReasonHeld)
+	return out
 }
