@@ -205,7 +205,7 @@ func (p *Plugin) ownOf(pod *corev1.Pod, now time.Time) (*schedv1alpha1.Reservati
 				continue
 			}
 			rank := Rank(r, pod)
-			if rank == NoMatch {
+			if rank == NoMatch || (rank == RankSibling && p.predecessorRuns(r)) {
 				continue
 			}
 			if best == nil || better(r, rank, best, bestRank) {
@@ -214,6 +214,30 @@ func (p *Plugin) ownOf(pod *corev1.Pod, now time.Time) (*schedv1alpha1.Reservati
 		}
 	}
 	return best, nil
+}
+
+// predecessorRuns reports whether the pod r was made for (a pod owner with a UID) still runs: found
+// under its name with that UID and not terminating. Such a reservation waits for that pod's eviction
+// and is not a sibling's to take yet: two pods of one Deployment migrated at once each get a
+// reservation placed before either is evicted, and the first replacement must take the reservation
+// of the pod that was evicted, not the other one (whose eviction would then find it consumed). The
+// pod informer delivers the evicted pod's deletion before its replacement's creation, so by the time
+// the replacement is scheduled the predecessor is seen terminating. Without a pod lister (a handle
+// without informers) it reports false.
+func (p *Plugin) predecessorRuns(r *schedv1alpha1.Reservation) bool {
+	if p.handle == nil || p.handle.SharedInformerFactory() == nil {
+		return false
+	}
+	pods := p.handle.SharedInformerFactory().Core().V1().Pods().Lister().Pods(r.Namespace)
+	for _, o := range r.Spec.Owners {
+		if o.Pod == nil || o.Pod.UID == "" {
+			continue
+		}
+		if pod, err := pods.Get(o.Pod.Name); err == nil && pod.UID == o.Pod.UID && pod.DeletionTimestamp == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // held is the room held at now per node (on node only, when set) by the reservations holding room
