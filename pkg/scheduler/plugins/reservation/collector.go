@@ -42,9 +42,6 @@ const (
 	// OwnerCheckPeriod is how often the collector checks that the workload a live reservation was
 	// made for still exists.
 	OwnerCheckPeriod = 30 * time.Second
-	// collectorSyncTimeout bounds the collector's wait for its informers (a replica that does not
-	// lead checks the lease every LeaderPoll, as the placer does).
-	collectorSyncTimeout = time.Minute
 )
 
 // CollectorConfig is what a Collector is built from.
@@ -143,16 +140,8 @@ func (c *Collector) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("reservation-collector")
 	ctx = klog.NewContext(ctx, logger)
 	defer c.queue.ShutDown()
-	syncCtx, cancel := context.WithTimeout(ctx, collectorSyncTimeout)
-	defer cancel()
-	if !cache.WaitForCacheSync(syncCtx.Done(), c.synced...) {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("reservation collector: informers did not sync within %s", collectorSyncTimeout)
-	}
-	if !c.waitLeader(ctx) {
-		return nil
+	if ok, err := syncThenLead(ctx, c.synced, c.cfg.IsLeader, "collected", "collecting reservations"); !ok {
+		return err
 	}
 	logger.Info("Collecting reservations", "retention", c.cfg.Retention, "ownerCheckPeriod", OwnerCheckPeriod)
 	go func() {
@@ -164,10 +153,6 @@ func (c *Collector) Run(ctx context.Context) error {
 	}) {
 	}
 	return nil
-}
-
-func (c *Collector) waitLeader(ctx context.Context) bool {
-	return waitForLease(ctx, c.cfg.IsLeader, "collected", "collecting reservations")
 }
 
 // sync looks at one reservation and returns when to look again.

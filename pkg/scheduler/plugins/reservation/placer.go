@@ -219,17 +219,8 @@ func (p *Placer) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("reservation-placer")
 	ctx = klog.NewContext(ctx, logger)
 	defer p.queue.ShutDown()
-	logger.Info("Waiting for the Reservation, Pod and Node informers before placing reservations", "timeout", SyncTimeout)
-	syncCtx, cancel := context.WithTimeout(ctx, SyncTimeout)
-	defer cancel()
-	if !cache.WaitForCacheSync(syncCtx.Done(), p.synced...) {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("reservation placer: informers did not sync within %s (may the scheduler list and watch reservations?)", SyncTimeout)
-	}
-	if !p.waitLeader(ctx) {
-		return nil
+	if ok, err := syncThenLead(ctx, p.synced, p.isLeader, "placed", "placing reservations"); !ok {
+		return err
 	}
 	go func() {
 		<-ctx.Done()
@@ -244,6 +235,22 @@ func (p *Placer) Run(ctx context.Context) error {
 // ends first. kube-scheduler exits when it loses the lease, so leading is checked only once.
 func (p *Placer) waitLeader(ctx context.Context) bool {
 	return waitForLease(ctx, p.isLeader, "placed", "placing reservations")
+}
+
+// syncThenLead waits (at most SyncTimeout, saying so) for the informers of synced, then for the
+// scheduler's lease (waitForLease): the start of the placer's and the collector's Run. ok is false
+// when ctx ended first (err nil) or the informers did not sync in time (err says so).
+func syncThenLead(ctx context.Context, synced []cache.InformerSynced, isLeader func(context.Context) (bool, error), done, doing string) (ok bool, err error) {
+	klog.FromContext(ctx).Info("Waiting for the informers before "+doing, "timeout", SyncTimeout)
+	syncCtx, cancel := context.WithTimeout(ctx, SyncTimeout)
+	defer cancel()
+	if !cache.WaitForCacheSync(syncCtx.Done(), synced...) {
+		if ctx.Err() != nil {
+			return false, nil
+		}
+		return false, fmt.Errorf("%s: informers did not sync within %s (may the scheduler list and watch reservations?)", doing, SyncTimeout)
+	}
+	return waitForLease(ctx, isLeader, done, doing), nil
 }
 
 // waitForLease polls isLeader every LeaderPoll until this replica leads (true at once when isLeader
