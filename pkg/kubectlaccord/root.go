@@ -150,13 +150,19 @@ func newCommand(o *Options) *cobra.Command {
 	cmd.SetErr(o.Streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	o.Flags.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newNodesCommand(o), newWhyCommand(o), newMigrateCommand(o))
+	cmd.AddCommand(newNodesCommand(o), newWhyCommand(o), newMigrateCommand(o), newWhatIfCommand(o))
 	return cmd
 }
 
 // Main runs the command line args and returns the exit code, printing the error.
 func Main(streams genericiooptions.IOStreams, args []string) int {
-	return run(newCommand(&Options{Streams: streams, Flags: genericclioptions.NewConfigFlags(true)}), streams, args)
+	return MainWithFlags(streams, genericclioptions.NewConfigFlags(true), args)
+}
+
+// MainWithFlags is Main with the caller's ConfigFlags (their WrapConfigFn sees every client
+// configuration the command builds: a test records the requests it sends).
+func MainWithFlags(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags, args []string) int {
+	return run(newCommand(&Options{Streams: streams, Flags: flags}), streams, args)
 }
 
 func run(cmd *cobra.Command, streams genericiooptions.IOStreams, args []string) int {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/manifests"
@@ -74,6 +76,9 @@ type Playground struct {
 	MetricsReporterConfig string
 	// ConsoleURL is the page of accord-console ("" without it).
 	ConsoleURL string
+	// WhatIfFile is node-5's ClusterScopedResource as the banner's change leaves it (example.com/memory
+	// no longer offered), for `kubectl accord what-if` ("" without the descheduler).
+	WhatIfFile string
 
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
@@ -173,6 +178,9 @@ func Start(ctx context.Context, opts Options) (_ *Playground, err error) {
 		opts.DeschedulingInterval = 10 * time.Second
 	}
 	if err := os.WriteFile(p.DeschedulerPolicy, manifests.DeschedulerPlaygroundPolicy, 0o644); err != nil {
+		return nil, err
+	}
+	if err := p.writeWhatIfFile(objs, filepath.Join(dir, "node-5-without-memory.yaml")); err != nil {
 		return nil, err
 	}
 	ready := make(chan struct{})
@@ -289,7 +297,27 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer p.Stop()
-	fmt.Printf(`
+	fmt.Print(p.Banner())
+	select {
+	case <-ctx.Done():
+		klog.FromContext(ctx).Info("Shutting down the playground")
+		return nil
+	case err := <-p.Err():
+		return err
+	}
+}
+
+// WhatIfExample is the banner's `kubectl accord` example, the command line after the binary: the
+// evictions the descheduler would make once node-5 stops offering example.com/memory, and where the
+// replacements would land, before the change is made.
+func (p *Playground) WhatIfExample() []string {
+	return []string{"--kubeconfig", p.Kubeconfig, "what-if", "-f", p.WhatIfFile, "--policy", p.DeschedulerPolicy,
+		"--scheduler-config", p.SchedulerConfig}
+}
+
+// Banner is what Run prints once the playground is up: how to reach it and what to try.
+func (p *Playground) Banner() string {
+	return fmt.Sprintf(`
 Accord playground is running.
 
   Console: %s
@@ -308,6 +336,8 @@ it writes the NodeMetrics from metrics.k8s.io, which a simulated metrics server 
 Make node-3 cool (it starts at 95%% CPU) and watch its NodeMetric follow within seconds:
   bin/kubectl annotate node node-3 --overwrite sim.accord.dev/baseline-usage='{"cpu":"1","memory":"4Gi"}'
   bin/kubectl get nodemetric node-3 -o jsonpath='{.status.nodeUsage}'
+Preview what the descheduler would do if node-5 stopped offering example.com/memory (nothing is written):
+  bin/kubectl-accord %s
 Make node-5 stop offering example.com/memory and watch its pods move to node-2:
   bin/kubectl patch csres node-5 --type=merge -p '{"spec":{"resourcesFilter":{"example.com/memory":false}}}'
 Ask the descheduler why it would (not) evict each candidate pod (one dry-run cycle):
@@ -315,12 +345,26 @@ Ask the descheduler why it would (not) evict each candidate pod (one dry-run cyc
     --policy-config-file %s --scheduler-config-file %s
 %s
 Press Ctrl-C to stop.
-`, p.ConsoleURL, p.Kubeconfig, p.SchedulerConfig, p.DeschedulerPolicy, p.MetricsReporterConfig, p.Kubeconfig, p.DeschedulerPolicy, p.SchedulerConfig, migrationHowTo)
-	select {
-	case <-ctx.Done():
-		klog.FromContext(ctx).Info("Shutting down the playground")
-		return nil
-	case err := <-p.Err():
-		return err
+`, p.ConsoleURL, p.Kubeconfig, p.SchedulerConfig, p.DeschedulerPolicy, p.MetricsReporterConfig, strings.Join(p.WhatIfExample(), " "), p.Kubeconfig, p.DeschedulerPolicy, p.SchedulerConfig, migrationHowTo)
+}
+
+// writeWhatIfFile writes node-5's sample ClusterScopedResource (from the sample objects) with
+// example.com/memory turned off to path, as p.WhatIfFile.
+func (p *Playground) writeWhatIfFile(samples []runtime.Object, path string) error {
+	for _, obj := range samples {
+		cr, ok := obj.(*schedv1alpha1.ClusterScopedResource)
+		if !ok || cr.Name != "node-5" {
+			continue
+		}
+		cr = cr.DeepCopy()
+		cr.APIVersion, cr.Kind = schedv1alpha1.SchemeGroupVersion.String(), "ClusterScopedResource"
+		cr.Spec.ResourcesFilter["example.com/memory"] = false
+		data, err := yaml.Marshal(cr)
+		if err != nil {
+			return err
+		}
+		p.WhatIfFile = path
+		return os.WriteFile(path, data, 0o644)
 	}
+	return errors.New("the samples have no ClusterScopedResource node-5 for the what-if example")
 }

@@ -182,6 +182,10 @@ type Config struct {
 	// RunPastTotalCap keeps each cycle calling every plugin after the total eviction cap is reached
 	// (fwruntime.Options.RunPastTotalCap); explain sets it.
 	RunPastTotalCap bool
+	// WrapAccordClient, when set, wraps the client of Accord's CRs the descheduler's informers list
+	// and watch through (and its plugins write through): `kubectl accord what-if` puts a file's
+	// ClusterScopedResources and NodeMetrics in place of the live ones, in a dry run.
+	WrapAccordClient func(accordclient.Interface) accordclient.Interface
 }
 
 // Run loads the policy and runs the descheduler until ctx ends (or, with DeschedulingInterval 0 and
@@ -262,9 +266,13 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 	}
 	crCfg := rest.CopyConfig(restCfg)
 	crCfg.ContentType, crCfg.AcceptContentTypes = "application/json", "application/json"
-	accord, err := accordclient.NewForConfig(crCfg)
+	accordset, err := accordclient.NewForConfig(crCfg)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	var accord accordclient.Interface = accordset
+	if cfg.WrapAccordClient != nil {
+		accord = cfg.WrapAccordClient(accord)
 	}
 
 	// metrics.k8s.io, for a policy whose plugins read KubernetesMetrics (nothing is sent otherwise).

@@ -35,7 +35,8 @@ func TestMain(m *testing.M) { harness.MainCheckingLeaks(m) }
 // TestPlayground drives the playground's entry point as `make run` does and uses the cluster the way
 // a user would: through the kubeconfig it writes.
 func TestPlayground(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// 3 minutes: the playground's checks, and one dry-run cycle of what-if (informers synced anew).
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	p, err := playground.Start(ctx, playground.Options{Dir: t.TempDir()})
 	if err != nil {
@@ -155,6 +156,21 @@ func TestPlayground(t *testing.T) {
 		}
 	}
 
+	// The banner's `kubectl accord what-if` example predicts, writing nothing, what the change below
+	// then does.
+	whatIf, onNode5 := whatIfNode5(ctx, t, p, client)
+	moves := predictedMoves(t, whatIf)
+	beforeChange := sets.New[string]()
+	if pods, err := client.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{LabelSelector: "app=memory-hungry"}); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, pod := range pods.Items {
+			if pod.DeletionTimestamp == nil {
+				beforeChange.Insert(pod.Name)
+			}
+		}
+	}
+
 	// The two binaries agree: once node-5 stops offering example.com/memory, accord-descheduler evicts
 	// the memory-hungry pods there and accord-scheduler places their replacements on node-2.
 	_, err = p.Env.Accord.SchedulingV1alpha1().ClusterScopedResources().Patch(ctx, "node-5", types.MergePatchType,
@@ -181,6 +197,7 @@ func TestPlayground(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("memory-hungry pods did not move off node-5 to node-2: %v", err)
 	}
+	checkWhatIfCameTrue(ctx, t, client, moves, onNode5, beforeChange)
 	// They moved reservation-first (the playground policy's ReservationFirst): Reservations on
 	// node-2, each consumed (Bound) by a replacement.
 	if err := harness.WaitFor(ctx, 15*time.Second, func(ctx context.Context) (bool, error) {
