@@ -19,14 +19,14 @@ LDFLAGS   := -X $(VERSION_PKG).gitVersion=$(K8S_VERSION)+accord.$(VERSION) -X $(
 # Integration packages run twice in one process to prove tests and the harness leave nothing behind.
 INTEGRATION_COUNT ?= 2
 TEST_FLAGS ?=
-UNIT_PKGS := ./apis/... ./pkg/... ./cmd/... ./manifests/...
+UNIT_PKGS := ./apis/... ./pkg/... ./cmd/... ./manifests/... ./hack/release/
 
 # The binaries: cmd/NAME builds bin/accord-NAME, except a kubectl plugin (cmd/kubectl-NAME), which
 # builds bin/kubectl-NAME: the name kubectl looks for on PATH.
 COMMANDS := $(notdir $(patsubst %/,%,$(dir $(wildcard cmd/*/main.go))))
 
 .PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench bench-scale soak kubectl fuzz simulate
-.PHONY: static images dockerfiles test-images chart-crds chart-docs monitoring
+.PHONY: static images dockerfiles test-images chart-crds chart-docs monitoring release-kubectl
 
 # Images: every cmd/NAME is a product (bin/images/accord-NAME.tar) except the playground and the
 # kubectl plugins (client binaries, run by kubectl on a workstation); the examples live one level
@@ -167,6 +167,18 @@ static:
 	  echo "CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) $(GO) build -trimpath -o $(IMAGES_DIR)/linux_$(ARCH)/accord-$$c ./cmd/$$c"; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(IMAGES_DIR)/linux_$(ARCH)/accord-$$c ./cmd/$$c || exit 1; \
 	done
+
+# kubectl-accord's release: static binaries (CGO_ENABLED=0, -trimpath, version-stamped like `make
+# build`) for linux, darwin and windows on amd64 and arm64 (manifests/krew's platforms, or
+# RELEASE_PLATFORMS=os/arch,...), packed as tar.gz (zip on windows) into $(RELEASE_DIR), with
+# SHA256SUMS and the krew manifest accord.yaml (manifests/krew/accord.yaml.tmpl, the sums filled in;
+# archives downloaded from RELEASE_URI_BASE). Six cross builds: not part of `make test`.
+RELEASE_DIR ?= $(BIN)/release
+RELEASE_PLATFORMS ?=
+RELEASE_URI_BASE ?= $(IMAGE_SOURCE)/releases/download/$(VERSION)
+release-kubectl:
+	$(GO) run ./hack/release -out $(RELEASE_DIR) -version $(VERSION) -ldflags "$(LDFLAGS)" \
+	  -uri-base $(RELEASE_URI_BASE) -platforms "$(RELEASE_PLATFORMS)"
 
 # OCI image tarballs, packed by hack/imagebuilder (go-containerregistry, pinned in go.mod): no base
 # image, no registry, nothing downloaded. Load one with `docker load -i bin/images/accord-scheduler.tar`.
