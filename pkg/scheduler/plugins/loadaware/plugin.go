@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	compmetrics "k8s.io/component-base/metrics"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -29,6 +30,7 @@ import (
 	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins/internal/cyclestate"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/internal/rejections"
 )
 
 // Name is the plugin's name in the registry and in configurations.
@@ -58,6 +60,8 @@ type Plugin struct {
 	clock   clock.PassiveClock
 	// est estimates the usage of the pods a node's NodeMetric does not include yet (nil: off).
 	est *constraints.UsageEstimator
+	// rejected counts Filter's rejections (accord_scheduler_filter_rejections_total).
+	rejected compmetrics.CounterMetric
 }
 
 // nodeEntry is what the plugin derives in the NodeIndex from a node's NodeMetric and Node
@@ -166,10 +170,11 @@ func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Obje
 // lister (used only by QueueingHints, which must not read the scheduler's snapshot) and a clock.
 func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelisters.NodeLister, c clock.PassiveClock) *Plugin {
 	p := &Plugin{
-		nodes:  nodes,
-		lister: lister,
-		maxAge: time.Duration(args.NodeMetricExpirationSeconds) * time.Second,
-		clock:  c,
+		nodes:    nodes,
+		lister:   lister,
+		maxAge:   time.Duration(args.NodeMetricExpirationSeconds) * time.Second,
+		clock:    c,
+		rejected: rejections.Counter(Name, rejections.OverThreshold),
 	}
 	var factors []constraints.ResourceFactor
 	for name, pct := range args.EstimatedScalingFactors {
@@ -335,6 +340,7 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 	var buf [inlineDeltas]float64
 	nl, deltas := p.nodeLoad(nodeInfo, node, s.now, buf[:0])
 	if c := nl.CheckDeltas(deltas, s.now, p.maxAge); c.Overloaded {
+		p.rejected.Inc()
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, p.reason(c.Resource))
 	}
 	return nil

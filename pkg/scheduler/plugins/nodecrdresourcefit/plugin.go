@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	compmetrics "k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins/internal/cyclestate"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/internal/rejections"
 )
 
 // Name is the plugin's name in the registry and in configurations.
@@ -45,6 +47,8 @@ type Plugin struct {
 	// there by the Node object they are given.
 	nodes  *crcache.NodeIndex
 	policy config.MissingCRPolicy
+	// rejectedNoCR and rejectedMissing count Filter's rejections (accord_scheduler_filter_rejections_total).
+	rejectedNoCR, rejectedMissing compmetrics.CounterMetric
 }
 
 var (
@@ -74,7 +78,9 @@ func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Obje
 // New builds the plugin from validated args and a NodeIndex that follows ClusterScopedResources
 // (crcache.Cache.ClusterScopedResources, or crcache.NodeIndex.ClusterScopedResourceHandler).
 func New(args *config.NodeCRDResourceFitArgs, nodes *crcache.NodeIndex) *Plugin {
-	return &Plugin{nodes: nodes, policy: args.MissingCRPolicy}
+	return &Plugin{nodes: nodes, policy: args.MissingCRPolicy,
+		rejectedNoCR:    rejections.Counter(Name, rejections.NoClusterScopedResource),
+		rejectedMissing: rejections.Counter(Name, rejections.ResourceNotEnabled)}
 }
 
 // offer returns the compiled Offer of node's CR (nil: none).
@@ -157,8 +163,10 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 	case !v.Rejected:
 		return nil
 	case v.NoCR:
+		p.rejectedNoCR.Inc()
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ReasonNoCR)
 	default:
+		p.rejectedMissing.Inc()
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, MissingResourceReason(v.Missing))
 	}
 }

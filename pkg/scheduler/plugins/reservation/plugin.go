@@ -21,12 +21,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
+	compmetrics "k8s.io/component-base/metrics"
 	resourcehelper "k8s.io/component-helpers/resource"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/utils/clock"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/internal/rejections"
 )
 
 // Name is the plugin's name in KubeSchedulerConfiguration profiles.
@@ -43,6 +45,8 @@ type Plugin struct {
 	ledger  *Ledger
 	handle  fwk.Handle
 	clock   clock.PassiveClock
+	// rejected counts Filter's rejections (accord_scheduler_filter_rejections_total).
+	rejected compmetrics.CounterMetric
 }
 
 var (
@@ -72,7 +76,7 @@ func NewFactory(cache *crcache.Cache) func(ctx context.Context, obj runtime.Obje
 // New returns the plugin reading indexer (a Reservation indexer with crcache.ReservationIndexers)
 // and ledger; h is the framework's handle (its snapshot is read in Reserve).
 func New(indexer cache.Indexer, ledger *Ledger, h fwk.Handle, c clock.PassiveClock) *Plugin {
-	return &Plugin{indexer: indexer, ledger: ledger, handle: h, clock: c}
+	return &Plugin{indexer: indexer, ledger: ledger, handle: h, clock: c, rejected: rejections.Counter(Name, rejections.HeldByReservation)}
 }
 
 // Name returns the plugin's name.
@@ -311,7 +315,11 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
-	return heldStatus(s.want, nodeInfo, s.held[nodeInfo.Node().Name])
+	st := heldStatus(s.want, nodeInfo, s.held[nodeInfo.Node().Name])
+	if st != nil {
+		p.rejected.Inc()
+	}
+	return st
 }
 
 func heldStatus(want *room, nodeInfo fwk.NodeInfo, held *room) *fwk.Status {

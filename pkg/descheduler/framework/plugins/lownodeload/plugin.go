@@ -46,9 +46,16 @@ type Plugin struct {
 	// est is the usage estimate LoadAware makes (nil: off).
 	est *constraints.UsageEstimator
 
+	// usage are the node usage gauges (nil until RegisterMetrics); usageResources the threshold
+	// resources they are written for.
+	usage          *usageMetrics
+	usageResources []corev1.ResourceName
+
 	mu sync.Mutex
 	// hotCycles counts, per node, the consecutive cycles it has been hot.
 	hotCycles map[string]int32
+	// usageNodes are the nodes whose usage gauges the last cycle wrote.
+	usageNodes map[string]bool
 }
 
 var _ framework.BalancePlugin = &Plugin{}
@@ -73,6 +80,8 @@ func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework
 		low:       thresholds(args.LowThresholds),
 		clock:     clock.RealClock{},
 		hotCycles: map[string]int32{},
+
+		usageResources: usageResourceNames(args),
 	}
 	if args.NodeMetricExpirationSeconds != nil {
 		p.maxAge = time.Duration(*args.NodeMetricExpirationSeconds) * time.Second
@@ -220,6 +229,7 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*corev1.Node) *framework.S
 		}
 		fresh = append(fresh, s)
 	}
+	p.recordUsage(fresh)
 	high, low := p.effectiveThresholds(fresh)
 
 	var hot, coolNodes []*nodeState

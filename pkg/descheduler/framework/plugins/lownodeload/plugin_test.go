@@ -1,7 +1,9 @@
 package lownodeload
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	compmetrics "k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -216,5 +220,66 @@ func TestNoSecondWaveWhileMetricLags(t *testing.T) {
 	// rather than draining the node a second time on stale numbers.
 	if got := env.Balance(t, p); len(got) != 0 {
 		t.Fatalf("third cycle evicted %v", got)
+	}
+}
+
+// Each cycle writes the reported and estimated usage of the nodes judged, per threshold resource,
+// as a share of allocatable, and deletes the series of a node no longer judged.
+func TestUsageMetrics(t *testing.T) {
+	n1, n3 := fake.Node("n1", nil, 10, 16), fake.Node("n3", nil, 10, 16)
+	env := plugintest.New(t, plugintest.Options{CRs: []runtime.Object{metric("n1", 9000, 0, hotPods...), metric("n3", 1000, 0)}},
+		append(pods("n1", hotPods...), n1, n3)...)
+	args := LowNodeLoadArgs{}
+	args.SetDefaults()
+	pl, err := New(t.Context(), &args, env.Handle())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pl.(*Plugin)
+	p.clock = testingclock.NewFakePassiveClock(now)
+	reg := compmetrics.NewKubeRegistry()
+	if err := p.RegisterMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	other, err := New(t.Context(), &args, env.Handle())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.(*Plugin).RegisterMetrics(reg); err != nil || other.(*Plugin).usage != p.usage {
+		t.Fatalf("a second profile's instance does not share the registry's gauges: %v", err)
+	}
+	env.Start(t)
+	profile := env.Handle().ProfileName()
+	series := func(node, resource string, v float64) string {
+		return fmt.Sprintf("{node=%q,profile=%q,resource=%q} %g\n", node, profile, resource, v)
+	}
+	want := func(nodes ...string) string {
+		values := map[string][]float64{"n1": {0.9, 0.0625}, "n3": {0.1, 0.0625}}
+		var b strings.Builder
+		for _, m := range []string{"estimated", "reported"} {
+			name := "accord_descheduler_node_usage_" + m + "_ratio"
+			help := p.usage.reported.Help
+			if m == "estimated" {
+				help = p.usage.estimated.Help
+			}
+			fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+			for _, n := range nodes {
+				b.WriteString(name + series(n, "cpu", values[n][0]))
+				b.WriteString(name + series(n, "memory", values[n][1]))
+			}
+		}
+		return b.String()
+	}
+	if st := p.Balance(t.Context(), []*corev1.Node{n1, n3}); st != nil {
+		t.Fatal(st)
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want("n1", "n3"))); err != nil {
+		t.Error(err)
+	}
+	if st := p.Balance(t.Context(), []*corev1.Node{n1}); st != nil {
+		t.Fatal(st)
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want("n1"))); err != nil {
+		t.Errorf("n3 gone: %v", err)
 	}
 }
