@@ -221,6 +221,9 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 		// Not served without playground mode.
 		{http.MethodPost, "/api/playground/load", []int{401, 401, 401, 403, 405, 405, 405, 405}},
 		{http.MethodGet, "/api/stream", []int{401, 401, 401, 403, 200, 200, 200, 200}},
+		// The login form with the caller's token: a token for the audience opens a session (whatever
+		// its rights; the page then answers as above), any other is refused.
+		{http.MethodPost, "/login", []int{400, 401, 401, 303, 303, 303, 303, 303}},
 	}
 	// The explain rows each caller got (200 answers).
 	explained := map[string]string{}
@@ -233,11 +236,18 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 	for _, e := range endpoints {
 		fmt.Fprintf(&table, "| %s %s |", e.method, e.path)
 		for i, c := range callers {
-			var body io.Reader
-			if e.method == http.MethodPost {
-				body = strings.NewReader(`{"node":"n","cpu":1,"memory":1}`)
+			var a answer
+			switch {
+			case e.path == "/login" && e.method == http.MethodPost:
+				a = do(e.method, e.path, "", strings.NewReader(url.Values{"token": {c.token}}.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+				if got := len((&http.Response{Header: a.header}).Cookies()); (a.code == http.StatusSeeOther) != (got == 1) {
+					t.Errorf("POST /login as %s = %d with %d cookies", c.name, a.code, got)
+				}
+			case e.method == http.MethodPost:
+				a = do(e.method, e.path, c.token, strings.NewReader(`{"node":"n","cpu":1,"memory":1}`), map[string]string{"Content-Type": "application/json"})
+			default:
+				a = do(e.method, e.path, c.token, nil, map[string]string{"Content-Type": "application/json"})
 			}
-			a := do(e.method, e.path, c.token, body, map[string]string{"Content-Type": "application/json"})
 			if a.code != e.want[i] {
 				t.Errorf("%s %s as %s = %d, want %d: %.300s", e.method, e.path, c.name, a.code, e.want[i], a.body)
 			}
