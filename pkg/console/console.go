@@ -203,6 +203,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer stopServing()
 	stopped, err := s.serveHTTP(serving)
 	if err != nil {
+		_ = s.listener.Close()
 		return err
 	}
 	logger.Info("Serving the console", "url", s.URL(), "playground", s.opts.Controls != nil, "explain", s.opts.PolicyConfigFile != "", "authentication", s.opts.Access != nil, "allowedHosts", s.handler.allowedHosts)
