@@ -36,13 +36,40 @@ func TestChartConsole(t *testing.T) {
 		}
 	}
 	args := consoleArgs(t, objs)
-	for _, want := range []string{"--bind-address=0.0.0.0:8080", "--authentication=token", "--policy-config-file=/policy-dir/policy.yaml", "--scheduler-config-file=/etc/accord-scheduler/scheduler-config.yaml"} {
+	for _, want := range []string{"--bind-address=0.0.0.0:8080", "--authentication=token", "--token-audience=accord-console", "--session-max-age=8h", "--policy-config-file=/policy-dir/policy.yaml", "--scheduler-config-file=/etc/accord-scheduler/scheduler-config.yaml"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("console args %v: missing %s", args, want)
 		}
 	}
 	if slices.Contains(args, "--playground") {
 		t.Error("the chart must never enable the playground's write controls")
+	}
+	dep := render.Find(objs, "Deployment", "accord-console")
+	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	for _, probe := range []string{"livenessProbe", "readinessProbe"} {
+		if scheme, _, _ := unstructured.NestedString(containers[0].(map[string]any), probe, "httpGet", "scheme"); scheme != "HTTPS" {
+			t.Errorf("console %s scheme %q, want HTTPS", probe, scheme)
+		}
+	}
+
+	// With console.tlsSecretName, the Secret is mounted and named to the TLS flags.
+	r.Values = map[string]any{"console": map[string]any{"enabled": true, "tlsSecretName": "console-tls"}}
+	if objs, err = render.Chart(chartDir, r); err != nil {
+		t.Fatal(err)
+	}
+	args = consoleArgs(t, objs)
+	for _, want := range []string{"--tls-cert-file=/etc/accord-console/tls/tls.crt", "--tls-private-key-file=/etc/accord-console/tls/tls.key"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("console args with tlsSecretName %v: missing %s", args, want)
+		}
+	}
+	dep = render.Find(objs, "Deployment", "accord-console")
+	volumes, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "volumes")
+	if !slices.ContainsFunc(volumes, func(v any) bool {
+		name, _, _ := unstructured.NestedString(v.(map[string]any), "secret", "secretName")
+		return name == "console-tls"
+	}) {
+		t.Errorf("console volumes %v: no Secret console-tls", volumes)
 	}
 
 	r.Values = map[string]any{"console": map[string]any{"enabled": true}, "descheduler": map[string]any{"enabled": false}}

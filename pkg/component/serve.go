@@ -39,11 +39,8 @@ type Serving struct {
 // none is given) until ctx ends, to the callers auth authenticates and authorises (see Auth); the
 // returned channel closes once the server has stopped.
 func Serve(ctx context.Context, opts *apiserveroptions.SecureServingOptions, auth Auth, s Serving) (<-chan struct{}, error) {
-	if err := opts.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
-		return nil, fmt.Errorf("self-signed certificate: %w", err)
-	}
-	var info *server.SecureServingInfo
-	if err := opts.ApplyTo(&info); err != nil {
+	info, err := SecureServingInfo(opts)
+	if err != nil {
 		return nil, err
 	}
 	info.DisableHTTP2 = info.DisableHTTP2 || s.DisableHTTP2
@@ -69,4 +66,19 @@ func Serve(ctx context.Context, opts *apiserveroptions.SecureServingOptions, aut
 		return nil, err
 	}
 	return stopped, nil
+}
+
+// SecureServingInfo applies opts (binding its address unless it has a Listener), with a self-signed
+// certificate for localhost and 127.0.0.1, kept in memory, when opts names no certificate files
+// (--tls-cert-file, --tls-private-key-file) and no certificate directory. Serve and accord-console
+// serve through it.
+func SecureServingInfo(opts *apiserveroptions.SecureServingOptions) (*server.SecureServingInfo, error) {
+	if err := opts.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
+		return nil, fmt.Errorf("self-signed certificate: %w", err)
+	}
+	var info *server.SecureServingInfo
+	if err := opts.ApplyTo(&info); err != nil {
+		return nil, err
+	}
+	return info, nil
 }

@@ -52,29 +52,6 @@ func TestSecurityHeaders(t *testing.T) {
 	}
 }
 
-func TestRequestToken(t *testing.T) {
-	for _, tc := range []struct {
-		header, cookie, want string
-	}{
-		{"Bearer abc", "", "abc"},
-		{"Bearer abc", "def", "abc"},
-		{"Basic abc", "def", ""},
-		{"", "def", "def"},
-		{"", "", ""},
-	} {
-		req := httptest.NewRequest("GET", "/", nil)
-		if tc.header != "" {
-			req.Header.Set("Authorization", tc.header)
-		}
-		if tc.cookie != "" {
-			req.AddCookie(&http.Cookie{Name: TokenCookie, Value: tc.cookie})
-		}
-		if got := requestToken(req); got != tc.want {
-			t.Errorf("Authorization %q, cookie %q: %q, want %q", tc.header, tc.cookie, got, tc.want)
-		}
-	}
-}
-
 // The explain bucket holds one run per user per interval.
 func TestExplainRateIsPerUser(t *testing.T) {
 	now := time.Unix(1000, 0)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiserveroptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/accord-sched/accord/pkg/component"
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/explain"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
@@ -48,9 +50,24 @@ type Options struct {
 	// CacheSyncTimeout bounds the wait for the informers; crdcheck.DefaultSyncTimeout when zero.
 	CacheSyncTimeout time.Duration
 	// Access, when set, requires every user to authenticate (TokenReview) and be authorised
-	// (SubjectAccessReview); nil serves everyone who reaches BindAddress.
+	// (SubjectAccessReview); nil serves everyone who reaches BindAddress whose Host header is one
+	// of AllowedHosts.
 	Access *Access
+	// TLSCertFile and TLSPrivateKeyFile are the serving certificate; without them the console
+	// serves a self-signed one for localhost, generated in memory (component.SecureServingInfo).
+	TLSCertFile, TLSPrivateKeyFile string
+	// PlainHTTP serves HTTP without TLS: only without Access and on a loopback BindAddress (the
+	// in-process playground).
+	PlainHTTP bool
+	// AllowedHosts are the Host headers answered without Access (host:port, as browsers send them);
+	// empty: localhost, 127.0.0.1 and [::1] with the bound port. The probes answer any Host.
+	AllowedHosts []string
+	// MaxStreams bounds the open /api/stream; DefaultMaxStreams when zero.
+	MaxStreams int
 }
+
+// DefaultMaxStreams bounds the open streams of a console.
+const DefaultMaxStreams = 100
 
 // Server is a console bound to its address, ready to Serve.
 type Server struct {
@@ -131,12 +148,28 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 	}
 
-	h := &handler{logger: logger, state: st, hub: newHub(), controls: opts.Controls, explain: explain.Run, access: opts.Access,
+	if opts.MaxStreams == 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
+	h := &handler{logger: logger, state: st, hub: newHub(), controls: opts.Controls, explain: explain.Run, access: opts.Access, maxStreams: opts.MaxStreams,
 		explainCfg: runner.Config{RestConfig: restCfg, PolicyConfigFile: opts.PolicyConfigFile, SchedulerConfigFile: opts.SchedulerConfigFile}}
 	h.setNotReady("the informer caches have not started")
 	s.handler = h
 	if s.listener, err = net.Listen("tcp", opts.BindAddress); err != nil {
 		return nil, fmt.Errorf("--bind-address: %w", err)
+	}
+	addr := s.listener.Addr().(*net.TCPAddr)
+	if opts.PlainHTTP && (opts.Access != nil || !addr.IP.IsLoopback()) {
+		_ = s.listener.Close()
+		return nil, fmt.Errorf("plain HTTP is only for a console without authentication on a loopback address, not %s", addr)
+	}
+	if opts.Access == nil {
+		h.allowedHosts = opts.AllowedHosts
+		if len(h.allowedHosts) == 0 {
+			for _, host := range []string{"localhost", "127.0.0.1", "::1"} {
+				h.allowedHosts = append(h.allowedHosts, net.JoinHostPort(host, fmt.Sprint(addr.Port)))
+			}
+		}
 	}
 	return s, nil
 }
@@ -148,7 +181,11 @@ func (s *Server) URL() string {
 	if addr.IP.IsUnspecified() {
 		host = "localhost"
 	}
-	return "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
+	scheme := "https://"
+	if s.opts.PlainHTTP {
+		scheme = "http://"
+	}
+	return scheme + net.JoinHostPort(host, fmt.Sprint(addr.Port))
 }
 
 func (s *Server) changed() {
@@ -162,17 +199,20 @@ func (s *Server) changed() {
 // the reason), then the informers and the publisher of live updates.
 func (s *Server) Serve(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("console")
-	srv := &http.Server{Handler: s.handler.mux(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(s.listener) }()
-	logger.Info("Serving the console", "url", s.URL(), "playground", s.opts.Controls != nil, "explain", s.opts.PolicyConfigFile != "", "authentication", s.opts.Access != nil)
+	serving, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	stopped, err := s.serveHTTP(serving)
+	if err != nil {
+		_ = s.listener.Close()
+		return err
+	}
+	logger.Info("Serving the console", "url", s.URL(), "playground", s.opts.Controls != nil, "explain", s.opts.PolicyConfigFile != "", "authentication", s.opts.Access != nil, "allowedHosts", s.handler.allowedHosts)
 
 	s.kf.Start(ctx.Done())
 	s.af.Start(ctx.Done())
 	defer s.kf.Shutdown()
 	defer s.af.Shutdown()
-	err := crdcheck.WaitForSync(ctx, crdcheck.SyncOptions{Timeout: s.opts.CacheSyncTimeout, What: "console", OnWaiting: s.handler.setNotReady},
+	err = crdcheck.WaitForSync(ctx, crdcheck.SyncOptions{Timeout: s.opts.CacheSyncTimeout, What: "console", OnWaiting: s.handler.setNotReady},
 		[]crdcheck.Factory{s.kf, s.af})
 	if err == nil {
 		// The first View before /readyz says ready, so /api/state answers as soon as it does.
@@ -183,18 +223,52 @@ func (s *Server) Serve(ctx context.Context) error {
 	} else {
 		s.handler.setNotReady(err.Error())
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if serr := srv.Shutdown(shutdownCtx); serr != nil {
-		logger.Error(serr, "Shutting the console's HTTP server down")
-	}
-	if serr := <-served; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+	stopServing()
+	if serr := <-stopped; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		return serr
 	}
 	if ctx.Err() != nil {
 		return nil
 	}
 	return err
+}
+
+// serveHTTP serves the handler on the listener until ctx ends: with TLS through the secure ports'
+// code (component.SecureServingInfo), or plain HTTP when PlainHTTP. A request's context ends with
+// ctx, so that open streams let the server stop. The channel receives the server's end.
+func (s *Server) serveHTTP(ctx context.Context) (<-chan error, error) {
+	h := s.handler.mux()
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(ctx, cancel)()
+		h.ServeHTTP(w, r.WithContext(rctx))
+	})
+	stopped := make(chan error, 1)
+	if s.opts.PlainHTTP {
+		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+		go func() { stopped <- srv.Serve(s.listener) }()
+		context.AfterFunc(ctx, func() {
+			shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(shutdownCtx)
+		})
+		return stopped, nil
+	}
+	opts := apiserveroptions.NewSecureServingOptions()
+	opts.Listener, opts.BindAddress = s.listener, s.listener.Addr().(*net.TCPAddr).IP
+	opts.ServerCert.CertDirectory, opts.ServerCert.PairName = "", ""
+	opts.ServerCert.CertKey.CertFile, opts.ServerCert.CertKey.KeyFile = s.opts.TLSCertFile, s.opts.TLSPrivateKeyFile
+	info, err := component.SecureServingInfo(opts)
+	if err != nil {
+		return nil, fmt.Errorf("serving TLS: %w", err)
+	}
+	done, _, err := info.Serve(handler, 5*time.Second, ctx.Done())
+	if err != nil {
+		return nil, err
+	}
+	go func() { <-done; stopped <- nil }()
+	return stopped, nil
 }
 
 // publish rebuilds the View and hands it to the subscribers.

@@ -111,6 +111,7 @@ func TestAccessScopesTheView(t *testing.T) {
 		tr := a.(k8stesting.CreateAction).GetObject().(*authenticationv1.TokenReview)
 		tr.Status.Authenticated = true
 		tr.Status.User = authenticationv1.UserInfo{Username: tr.Spec.Token}
+		tr.Status.Audiences = tr.Spec.Audiences
 		return true, tr, nil
 	})
 	h.access = NewAccess(client, AccessOptions{})

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +44,14 @@ type handler struct {
 	// access, when set, authenticates and authorises every request but the probes and the login
 	// page (in a cluster); nil serves everyone (the playground, a local --kubeconfig run).
 	access *Access
+	// allowedHosts, when set, are the only Host headers answered but on the probes (DNS
+	// rebinding); the console sets them without access.
+	allowedHosts []string
+	// maxStreams bounds the open /api/stream (0: no bound); streams counts them.
+	maxStreams int
+	streams    atomic.Int64
+	// recheckEvery is how often a stream's caller is checked again: accessCacheTTL when zero.
+	recheckEvery time.Duration
 }
 
 func (h *handler) setNotReady(reason string) { h.notReady.Store(&reason) }
@@ -61,7 +71,7 @@ func (h *handler) mux() http.Handler {
 	if h.access != nil {
 		m.HandleFunc("GET /login", h.access.login(h.logger))
 		m.HandleFunc("POST /login", h.access.login(h.logger))
-		m.HandleFunc("POST /logout", logout)
+		m.HandleFunc("POST /logout", h.access.logout)
 	}
 	if h.controls != nil {
 		m.HandleFunc("POST /api/playground/resource", control(h, "resource", "Playground: set a node's resource",
@@ -76,7 +86,22 @@ func (h *handler) mux() http.Handler {
 	if h.access != nil {
 		return withSecurityHeaders(h.access.wrap(h.logger, h.state.podNamespaces, m))
 	}
-	return withSecurityHeaders(m)
+	return withSecurityHeaders(h.checkHost(m))
+}
+
+// checkHost answers 421 to a request whose Host is not one of allowedHosts (a page of another site
+// whose name was rebound to this address sends its own name), but to the probes.
+func (h *handler) checkHost(next http.Handler) http.Handler {
+	if len(h.allowedHosts) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" && !slices.ContainsFunc(h.allowedHosts, func(a string) bool { return strings.EqualFold(a, r.Host) }) {
+			http.Error(w, fmt.Sprintf("Host %q is not one this console answers (--allowed-hosts: %s)", r.Host, strings.Join(h.allowedHosts, ",")), http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (h *handler) readyz(w http.ResponseWriter, _ *http.Request) {
@@ -119,11 +144,39 @@ func (h *handler) encodeFor(ctx context.Context, p *published) ([]byte, error) {
 }
 
 // stream sends the View as server-sent events ("view"), the latest at once and then every change.
+// Open streams are bounded (maxStreams in all, Access's per session); with Access, the caller is
+// checked again every accessCacheTTL and the stream closed once refused.
 func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
+	}
+	if n := h.streams.Add(1); h.maxStreams > 0 && n > int64(h.maxStreams) {
+		h.streams.Add(-1)
+		retryAfter(w, streamKeepalive)
+		http.Error(w, fmt.Sprintf("the console serves at most %d streams", h.maxStreams), http.StatusTooManyRequests)
+		return
+	}
+	defer h.streams.Add(-1)
+	ctx := r.Context()
+	var recheck <-chan time.Time
+	if h.access != nil {
+		c, _ := ctx.Value(callerKey{}).(caller)
+		release, ok := h.access.openStream(c.cred.key)
+		if !ok {
+			retryAfter(w, streamKeepalive)
+			http.Error(w, fmt.Sprintf("a session may open at most %d streams", h.access.opts.MaxStreamsPerSession), http.StatusTooManyRequests)
+			return
+		}
+		defer release()
+		every := h.recheckEvery
+		if every == 0 {
+			every = accessCacheTTL
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		recheck = t.C
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -138,13 +191,20 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-recheck:
+			adm := h.access.recheck(r.Context(), h.logger)
+			if adm.code != 0 {
+				h.logger.V(2).Info("Closing a console stream: its caller is refused now", "status", adm.code, "reason", adm.msg)
+				return
+			}
+			ctx = adm.context(r.Context())
 		case <-keepalive.C:
 			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
 				return
 			}
 			flusher.Flush()
 		case p := <-ch:
-			data, err := h.encodeFor(r.Context(), p)
+			data, err := h.encodeFor(ctx, p)
 			if err != nil {
 				h.logger.Error(err, "Encoding the view for a stream")
 				return

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,7 +219,10 @@ func (p *Playground) startConsole(ctx context.Context, opts Options, explain boo
 	if err != nil {
 		return err
 	}
-	co := console.Options{RestConfig: p.Env.Config, BindAddress: opts.ConsoleAddress, Controls: controls}
+	// Unauthenticated, as a local --kubeconfig run: the console answers only Host headers of
+	// localhost, 127.0.0.1 and [::1] (DNS rebinding cannot reach the write controls), and serves plain
+	// HTTP on a loopback address (HTTPS with a self-signed certificate on another).
+	co := console.Options{RestConfig: p.Env.Config, BindAddress: opts.ConsoleAddress, Controls: controls, PlainHTTP: loopback(opts.ConsoleAddress)}
 	if explain {
 		co.PolicyConfigFile, co.SchedulerConfigFile = p.DeschedulerPolicy, p.SchedulerConfig
 	}
@@ -230,6 +234,16 @@ func (p *Playground) startConsole(ctx context.Context, opts Options, explain boo
 	p.run(ctx, "accord-console", srv.Serve)
 	klog.FromContext(ctx).Info("accord-console is running", "url", p.ConsoleURL)
 	return nil
+}
+
+// loopback reports whether the host of addr (host:port) is a loopback address or localhost.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // run runs a component until ctx ends; an early exit is reported on p.errs.

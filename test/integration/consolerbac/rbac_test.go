@@ -226,7 +226,8 @@ func runConsole(ctx context.Context, t *testing.T, cfg *rest.Config, policyFile,
 	t.Helper()
 	logger, _ := ktesting.NewTestContext(t)
 	cctx, stop := context.WithCancel(klog.NewContext(ctx, logger))
-	srv, err := console.New(cctx, console.Options{RestConfig: cfg, BindAddress: "127.0.0.1:0", PolicyConfigFile: policyFile, SchedulerConfigFile: schedFile, CacheSyncTimeout: time.Minute})
+	// Unauthenticated, as a local --kubeconfig run: loopback, plain HTTP, loopback Host headers only.
+	srv, err := console.New(cctx, console.Options{RestConfig: cfg, BindAddress: "127.0.0.1:0", PolicyConfigFile: policyFile, SchedulerConfigFile: schedFile, CacheSyncTimeout: time.Minute, PlainHTTP: true})
 	if err != nil {
 		stop()
 		t.Fatal(err)
@@ -246,6 +247,21 @@ func runConsole(ctx context.Context, t *testing.T, cfg *rest.Config, policyFile,
 		return code == http.StatusOK, nil
 	}); err != nil {
 		t.Fatalf("the console as %s never became ready: %v (last /readyz: %s)", cfg.Impersonate.UserName, err, last)
+	}
+	// DNS rebinding: a page of another site whose name resolves to the console sends its own Host;
+	// without authentication only localhost, 127.0.0.1 and [::1] with the port are answered.
+	port := srv.URL()[strings.LastIndex(srv.URL(), ":")+1:]
+	for host, want := range map[string]int{"localhost:" + port: http.StatusOK, "rebound.example:" + port: http.StatusMisdirectedRequest, "localhost:1": http.StatusMisdirectedRequest} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL()+"/api/state", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("/api/state with Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
 	}
 	start := time.Now()
 	code, body := get(ctx, srv.URL()+"/api/explain")

@@ -3,9 +3,11 @@ package security
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -29,14 +31,17 @@ import (
 	"github.com/accord-sched/accord/test/harness"
 )
 
-// TestConsoleActsAsItsUser runs accord-console with token authentication, reading as its own
-// ServiceAccount under the chart's RBAC (its read-only ClusterRole and system:auth-delegator), and
-// calls it as: nobody, a token the apiserver refuses, a ServiceAccount allowed only namespace
+// TestConsoleActsAsItsUser runs accord-console with token authentication over HTTPS (its self-signed
+// certificate), reading as its own ServiceAccount under the chart's RBAC (its read-only ClusterRole
+// and system:auth-delegator), and calls it as: nobody, a token the apiserver refuses, the viewer's
+// token for the apiserver's audience (not the console's), a ServiceAccount allowed only namespace
 // team-a's pods, one bound to the chart's console-viewer ClusterRole (console.viewers) and one also
-// bound to console-explain (console.explainers). team-a's user reads team-a's pods only, from
-// /api/state and from the stream. It asserts every status code, the login page's
-// cookie, the Content-Security-Policy, the explain rate limit and that the playground's controls
-// do not exist, and logs the codes as a table.
+// bound to console-explain (console.explainers), each token minted for the console's audience.
+// team-a's user reads team-a's pods only, from /api/state and from the stream. It asserts every
+// status code, the login's session cookie (__Host-, Secure, HttpOnly, SameSite=Strict, an opaque id;
+// logout ends it), the audience refusal, the failed-login limit of one client address, that a
+// stream is closed once its user lost the right, the Content-Security-Policy, the explain rate
+// limit and that the playground's controls do not exist, and logs the codes as a table.
 func TestConsoleActsAsItsUser(t *testing.T) {
 	ns := env.CreateNamespace(t, "console-auth")
 	teamA := env.CreateNamespace(t, "team-a")
@@ -76,10 +81,13 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	const explainInterval = time.Hour
+	// The table's refused tokens (from 127.0.0.1) stay below it; the limit is tried from 127.0.0.2.
+	const failedLogins = 20
 	logger, _ := ktesting.NewTestContext(t)
 	cctx, stop := context.WithCancel(klog.NewContext(ctx, logger))
 	srv, err := console.New(cctx, console.Options{RestConfig: cfg, BindAddress: "127.0.0.1:0", PolicyConfigFile: writeTaintPolicy(t, ns), CacheSyncTimeout: time.Minute,
-		Access: console.NewAccess(kube, console.AccessOptions{Explain: console.DefaultExplainAttributes(), ExplainInterval: explainInterval})})
+		Access: console.NewAccess(kube, console.AccessOptions{Explain: console.DefaultExplainAttributes(), ExplainInterval: explainInterval,
+			FailedLogins: failedLogins, FailedLoginInterval: time.Hour})})
 	if err != nil {
 		stop()
 		t.Fatal(err)
@@ -92,7 +100,23 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 	})
 	defer func() { stop(); wg.Wait() }()
 
-	client := &http.Client{Timeout: time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if !strings.HasPrefix(srv.URL(), "https://") {
+		t.Fatalf("console URL %s: want HTTPS", srv.URL())
+	}
+	// A client from source address local, trusting the console's self-signed certificate for
+	// localhost (checked by name, without a CA to chain to).
+	newClient := func(local string) *http.Client {
+		tlsCfg := &tls.Config{InsecureSkipVerify: true, VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return fmt.Errorf("no certificate")
+			}
+			return cs.PeerCertificates[0].VerifyHostname("localhost")
+		}}
+		dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		return &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: tlsCfg, DialContext: dialer.DialContext},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	client := newClient("127.0.0.1")
 	defer client.CloseIdleConnections()
 	type answer struct {
 		code   int
@@ -115,6 +139,10 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 			t.Fatalf("%s %s: %v", method, path, err)
 		}
 		defer resp.Body.Close()
+		if path == "/api/stream" && resp.StatusCode == http.StatusOK {
+			// A stream does not end: its status is the answer.
+			return answer{resp.StatusCode, resp.Header, ""}
+		}
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return answer{resp.StatusCode, resp.Header, string(b)}
 	}
@@ -161,7 +189,7 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 		}
 	}
 
-	viewerToken := serviceAccountToken(t, ns, "viewer")
+	viewerToken := serviceAccountToken(t, ns, "viewer", console.DefaultTokenAudience)
 	t.Log("Waiting up to 60s for the console to show both pods")
 	if err := harness.WaitFor(ctx, time.Minute, func(context.Context) (bool, error) {
 		a := do(http.MethodGet, "/api/state", viewerToken, nil, nil)
@@ -172,25 +200,30 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 	callers := []struct{ name, token string }{
 		{"none", ""},
 		{"bad token", "not-a-token"},
-		{"SA without rights", serviceAccountToken(t, ns, "nobody")},
-		{"SA with team-a pods only", serviceAccountToken(t, ns, "team-a")},
+		{"console-viewer SA, apiserver audience", serviceAccountToken(t, ns, "viewer")},
+		{"SA without rights", serviceAccountToken(t, ns, "nobody", console.DefaultTokenAudience)},
+		{"SA with team-a pods only", serviceAccountToken(t, ns, "team-a", console.DefaultTokenAudience)},
 		{"SA bound to console-viewer", viewerToken},
-		{"SA bound to console-viewer and console-explain", serviceAccountToken(t, ns, "explainer")},
-		{"SA with team-a pods and console-explain", serviceAccountToken(t, ns, "team-a-explainer")},
+		{"SA bound to console-viewer and console-explain", serviceAccountToken(t, ns, "explainer", console.DefaultTokenAudience)},
+		{"SA with team-a pods and console-explain", serviceAccountToken(t, ns, "team-a-explainer", console.DefaultTokenAudience)},
 	}
 	endpoints := []struct {
 		method, path string
 		want         []int
 	}{
-		{http.MethodGet, "/healthz", []int{200, 200, 200, 200, 200, 200, 200}},
-		{http.MethodGet, "/login", []int{200, 200, 200, 200, 200, 200, 200}},
-		{http.MethodGet, "/", []int{303, 303, 403, 200, 200, 200, 200}},
-		{http.MethodGet, "/api/state", []int{401, 401, 403, 200, 200, 200, 200}},
-		{http.MethodGet, "/api/explain", []int{401, 401, 403, 403, 403, 200, 200}},
+		{http.MethodGet, "/healthz", []int{200, 200, 200, 200, 200, 200, 200, 200}},
+		{http.MethodGet, "/login", []int{200, 200, 200, 200, 200, 200, 200, 200}},
+		{http.MethodGet, "/", []int{303, 303, 303, 403, 200, 200, 200, 200}},
+		{http.MethodGet, "/api/state", []int{401, 401, 401, 403, 200, 200, 200, 200}},
+		{http.MethodGet, "/api/explain", []int{401, 401, 401, 403, 403, 403, 200, 200}},
 		// The second explain of the same user within --explain-interval.
-		{http.MethodGet, "/api/explain", []int{401, 401, 403, 403, 403, 429, 429}},
+		{http.MethodGet, "/api/explain", []int{401, 401, 401, 403, 403, 403, 429, 429}},
 		// Not served without playground mode.
-		{http.MethodPost, "/api/playground/load", []int{401, 401, 403, 405, 405, 405, 405}},
+		{http.MethodPost, "/api/playground/load", []int{401, 401, 401, 403, 405, 405, 405, 405}},
+		{http.MethodGet, "/api/stream", []int{401, 401, 401, 403, 200, 200, 200, 200}},
+		// The login form with the caller's token: a token for the audience opens a session (whatever
+		// its rights; the page then answers as above), any other is refused.
+		{http.MethodPost, "/login", []int{400, 401, 401, 303, 303, 303, 303, 303}},
 	}
 	// The explain rows each caller got (200 answers).
 	explained := map[string]string{}
@@ -203,11 +236,18 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 	for _, e := range endpoints {
 		fmt.Fprintf(&table, "| %s %s |", e.method, e.path)
 		for i, c := range callers {
-			var body io.Reader
-			if e.method == http.MethodPost {
-				body = strings.NewReader(`{"node":"n","cpu":1,"memory":1}`)
+			var a answer
+			switch {
+			case e.path == "/login" && e.method == http.MethodPost:
+				a = do(e.method, e.path, "", strings.NewReader(url.Values{"token": {c.token}}.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+				if got := len((&http.Response{Header: a.header}).Cookies()); (a.code == http.StatusSeeOther) != (got == 1) {
+					t.Errorf("POST /login as %s = %d with %d cookies", c.name, a.code, got)
+				}
+			case e.method == http.MethodPost:
+				a = do(e.method, e.path, c.token, strings.NewReader(`{"node":"n","cpu":1,"memory":1}`), map[string]string{"Content-Type": "application/json"})
+			default:
+				a = do(e.method, e.path, c.token, nil, map[string]string{"Content-Type": "application/json"})
 			}
-			a := do(e.method, e.path, c.token, body, map[string]string{"Content-Type": "application/json"})
 			if a.code != e.want[i] {
 				t.Errorf("%s %s as %s = %d, want %d: %.300s", e.method, e.path, c.name, a.code, e.want[i], a.body)
 			}
@@ -241,7 +281,7 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 		}
 		return out
 	}
-	all, mine := rows(callers[5].name), rows(callers[6].name)
+	all, mine := rows(callers[6].name), rows(callers[7].name)
 	var allNS []string
 	for _, r := range all {
 		allNS = append(allNS, r.Namespace)
@@ -251,7 +291,7 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 	}
 	slices.Sort(allNS)
 	if want := []string{ns, teamA}; !slices.Equal(allNS, slices.Sorted(slices.Values(want))) {
-		t.Errorf("the cluster-wide explainer's rows are of %v, want %v: %s", allNS, want, explained[callers[5].name])
+		t.Errorf("the cluster-wide explainer's rows are of %v, want %v: %s", allNS, want, explained[callers[6].name])
 	}
 	if len(mine) != 1 || mine[0].Namespace != teamA || mine[0].Pod != "tainted" || mine[0].Node != node.Name || mine[0].Reason != "" {
 		t.Errorf("team-a's explainer got %+v, want team-a's pod alone, its node named and no node details", mine)
@@ -274,15 +314,15 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	if a := do(http.MethodGet, "/api/state", callers[4].token, nil, nil); a.code != http.StatusOK || !slices.Contains(namespaces(a.body), ns) || !slices.Contains(namespaces(a.body), teamA) {
+	if a := do(http.MethodGet, "/api/state", callers[5].token, nil, nil); a.code != http.StatusOK || !slices.Contains(namespaces(a.body), ns) || !slices.Contains(namespaces(a.body), teamA) {
 		t.Errorf("/api/state as the viewer: %d %.300s, want the pods of %s and %s", a.code, a.body, ns, teamA)
 	}
-	if a := do(http.MethodGet, "/api/state", callers[3].token, nil, nil); a.code != http.StatusOK || !slices.Equal(namespaces(a.body), []string{teamA}) {
+	if a := do(http.MethodGet, "/api/state", callers[4].token, nil, nil); a.code != http.StatusOK || !slices.Equal(namespaces(a.body), []string{teamA}) {
 		t.Errorf("/api/state as team-a's user: %d %.300s, want team-a's pod only", a.code, a.body)
 	}
 	streamCtx, streamCancel := context.WithTimeout(ctx, 10*time.Second)
 	req, _ := http.NewRequestWithContext(streamCtx, http.MethodGet, srv.URL()+"/api/stream", nil)
-	req.Header.Set("Authorization", "Bearer "+callers[3].token)
+	req.Header.Set("Authorization", "Bearer "+callers[4].token)
 	if resp, err := client.Do(req); err != nil || resp.StatusCode != http.StatusOK {
 		t.Errorf("/api/stream as team-a's user: %v %v, want 200", resp, err)
 	} else {
@@ -298,21 +338,44 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 	}
 	streamCancel()
 
-	// The login page: the form's token becomes an HttpOnly, SameSite=Strict cookie, which then
-	// authenticates; a cross-site post of the form is refused.
-	form := url.Values{"token": {callers[4].token}}.Encode()
+	// The login page: the form's token (for the console's audience) opens a server-side session; the
+	// cookie is __Host-, Secure, HttpOnly, SameSite=Strict, Path=/ and holds an opaque id, which then
+	// authenticates until logout ends the session. A token for the apiserver's audience opens none;
+	// a cross-site post of the form is refused.
+	form := url.Values{"token": {callers[5].token}}.Encode()
 	formHeader := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
 	a := do(http.MethodPost, "/login", "", strings.NewReader(form), formHeader)
 	var cookie *http.Cookie
 	for _, c := range (&http.Response{Header: a.header}).Cookies() {
-		if c.Name == console.TokenCookie {
+		if c.Name == console.SessionCookie {
 			cookie = c
 		}
 	}
-	if a.code != http.StatusSeeOther || cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
-		t.Errorf("POST /login = %d, cookie %+v: want 303 and an HttpOnly, SameSite=Strict cookie", a.code, cookie)
-	} else if a := do(http.MethodGet, "/api/state", "", nil, map[string]string{"Cookie": cookie.String()}); a.code != http.StatusOK {
-		t.Errorf("/api/state with the login cookie = %d", a.code)
+	if a.code != http.StatusSeeOther || cookie == nil || !strings.HasPrefix(cookie.Name, "__Host-") || !cookie.Secure || !cookie.HttpOnly ||
+		cookie.SameSite != http.SameSiteStrictMode || cookie.Path != "/" || cookie.Domain != "" || cookie.MaxAge <= 0 {
+		t.Fatalf("POST /login = %d, cookie %+v: want 303 and a __Host- cookie, Secure, HttpOnly, SameSite=Strict, Path=/, expiring", a.code, cookie)
+	}
+	if strings.Contains(cookie.Value, callers[5].token) || strings.Contains(callers[5].token, cookie.Value) {
+		t.Errorf("the session cookie holds the token")
+	}
+	session := map[string]string{"Cookie": (&http.Cookie{Name: cookie.Name, Value: cookie.Value}).String()}
+	if a := do(http.MethodGet, "/api/state", "", nil, session); a.code != http.StatusOK {
+		t.Errorf("/api/state with the session cookie = %d", a.code)
+	}
+	t.Logf("session cookie: %s=<%d characters>; Secure=%t HttpOnly=%t SameSite=Strict Path=%s Max-Age=%d", cookie.Name, len(cookie.Value), cookie.Secure, cookie.HttpOnly, cookie.Path, cookie.MaxAge)
+	logout := map[string]string{"Cookie": session["Cookie"], "Content-Type": "application/x-www-form-urlencoded"}
+	if a := do(http.MethodPost, "/logout", "", strings.NewReader(""), logout); a.code != http.StatusSeeOther {
+		t.Errorf("POST /logout = %d, want 303", a.code)
+	}
+	if a := do(http.MethodGet, "/api/state", "", nil, session); a.code != http.StatusUnauthorized {
+		t.Errorf("/api/state with the cookie of a session logout ended = %d, want 401", a.code)
+	}
+	a = do(http.MethodPost, "/login", "", strings.NewReader(url.Values{"token": {callers[2].token}}.Encode()), formHeader)
+	if a.code != http.StatusUnauthorized || len((&http.Response{Header: a.header}).Cookies()) != 0 {
+		t.Errorf("POST /login with the viewer's token for the apiserver's audience = %d %v, want 401 and no cookie", a.code, a.header["Set-Cookie"])
+	}
+	if login := do(http.MethodGet, "/login", "", nil, nil); !strings.Contains(login.body, "kubectl create token NAME --audience "+console.DefaultTokenAudience) {
+		t.Errorf("the login page does not say how to mint a token for the audience: %.500s", login.body)
 	}
 	if a := do(http.MethodPost, "/login", "", strings.NewReader(url.Values{"token": {"not-a-token"}}.Encode()), formHeader); a.code != http.StatusUnauthorized {
 		t.Errorf("POST /login with a refused token = %d, want 401", a.code)
@@ -320,5 +383,54 @@ func TestConsoleActsAsItsUser(t *testing.T) {
 	crossSite := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "https://evil.example"}
 	if a := do(http.MethodPost, "/login", "", strings.NewReader(form), crossSite); a.code != http.StatusForbidden {
 		t.Errorf("cross-site POST /login = %d, want 403", a.code)
+	}
+
+	// The failed-login limit: from 127.0.0.2, failedLogins refused tokens are reviewed (401), the
+	// next answer is 429 with Retry-After, even for a valid token; 127.0.0.1 still logs in.
+	other := newClient("127.0.0.2")
+	defer other.CloseIdleConnections()
+	post := func(c *http.Client, token string) (int, http.Header) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("POST /login: %v", err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header
+	}
+	for i := range failedLogins {
+		if code, _ := post(other, fmt.Sprintf("guess-%d", i)); code != http.StatusUnauthorized {
+			t.Fatalf("refused login %d from 127.0.0.2 = %d, want 401", i, code)
+		}
+	}
+	if code, h := post(other, callers[5].token); code != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+		t.Errorf("login from 127.0.0.2 after %d refused tokens = %d (Retry-After %q), want 429 with Retry-After", failedLogins, code, h.Get("Retry-After"))
+	}
+	if code, _ := post(client, callers[5].token); code != http.StatusSeeOther {
+		t.Errorf("login from 127.0.0.1 meanwhile = %d, want 303", code)
+	}
+	t.Logf("failed logins: %d refused tokens from 127.0.0.2 answered 401, the next 429; 127.0.0.1 unaffected", failedLogins)
+
+	// An open stream is checked again at the answer cache's period: team-a's user loses the right to
+	// list team-a's pods and the stream closes.
+	streamCtx, streamCancel = context.WithTimeout(ctx, 45*time.Second)
+	defer streamCancel()
+	req, _ = http.NewRequestWithContext(streamCtx, http.MethodGet, srv.URL()+"/api/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+callers[4].token)
+	resp, err := client.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/api/stream as team-a's user: %v %v, want 200", resp, err)
+	}
+	defer resp.Body.Close()
+	if err := env.Client.RbacV1().RoleBindings(teamA).Delete(ctx, "pod-reader", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	revoked := time.Now()
+	t.Log("Waiting up to 45s for team-a's stream to close after its RoleBinding was deleted")
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil && streamCtx.Err() != nil {
+		t.Errorf("team-a's stream still open %v after its user lost the right to list team-a's pods", time.Since(revoked).Round(time.Second))
+	} else {
+		t.Logf("team-a's stream closed %v after its RoleBinding was deleted", time.Since(revoked).Round(time.Second))
 	}
 }

@@ -76,8 +76,9 @@ func apply(t *testing.T, objs []*unstructured.Unstructured) {
 }
 
 // serviceAccountToken creates the ServiceAccount ns/name if it does not exist and returns a token
-// of it from the TokenRequest API, as a pod's projected token.
-func serviceAccountToken(t *testing.T, ns, name string) string {
+// of it from the TokenRequest API, as a pod's projected token (for the apiserver's audiences, or for
+// audiences when given, as kubectl create token --audience).
+func serviceAccountToken(t *testing.T, ns, name string, audiences ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -86,7 +87,7 @@ func serviceAccountToken(t *testing.T, ns, name string) string {
 		t.Fatal(err)
 	}
 	expiry := int64(3600)
-	tr, err := env.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	tr, err := env.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry, Audiences: audiences}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("token of %s/%s: %v", ns, name, err)
 	}
