@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates everything derived from the API types: deepcopy, defaulters and conversions (for every
-# package under apis/, pkg/descheduler/framework/plugins/ and cmd/examples/ that asks for them), the
+# package under apis/, pkg/constraints (the rules' shared args), pkg/descheduler/framework/plugins/
+# and cmd/examples/ that asks for them), the
 # typed clientset, listers, informers and apply configurations of the CRD groups into pkg/generated/,
 # and the CRD manifests into manifests/crds/.
 #
@@ -29,7 +30,7 @@ source "$CODEGEN_DIR/kube_codegen.sh"
 
 # Deepcopy/defaulter/conversion wherever a package asks for it: the API types, and the args types
 # that descheduler plugins (in-tree and the out-of-tree example) keep in their own folders.
-for dir in apis pkg/descheduler/framework/plugins cmd/examples; do
+for dir in apis pkg/constraints pkg/descheduler/framework/plugins cmd/examples; do
   [ -d "$ROOT/$dir" ] || continue
   kube::codegen::gen_helpers \
     --boilerplate "$BOILERPLATE" \

@@ -22,7 +22,7 @@ mkdir -p "$SCRATCH/bin" && [ -d "$SRC/bin/tools" ] && cp -r "$SRC/bin/tools" "$S
 }
 
 status=0
-for d in apis pkg/generated manifests/crds pkg/descheduler/framework/plugins cmd/examples; do
+for d in apis pkg/constraints pkg/generated manifests/crds pkg/descheduler/framework/plugins cmd/examples; do
   if ! diff -ruN "$SRC/$d" "$SCRATCH/$d" >"$SCRATCH/.diff" 2>&1; then
     echo "verify-codegen: $d is out of date; run 'make generate' and commit the result:" >&2
     head -40 "$SCRATCH/.diff" >&2

@@ -28,7 +28,8 @@ func colonMap(m map[corev1.ResourceName]int64) string {
 var commentBreak = regexp.MustCompile(`\s*\n\s*(//\s?)?`)
 
 // TestDefaultsWrittenAreTheGoDefaults: every place outside apis/config/defaults.go that writes one
-// of the defaults the two binaries share (the API reference in apis/config/v1, the plugin READMEs,
+// of the defaults the two binaries share (the API reference in apis/config/v1 and, for the args
+// LoadAware and LowNodeLoad share, pkg/constraints/args.go, the plugin READMEs,
 // the descheduler's README and its defaulting comments) writes the Go value. Changing a default in
 // apis/config/defaults.go fails here, naming each place to update. The chart's values are held by
 // TestChartConstraintsAreTheGoDefaults, the shipped configurations by
@@ -39,16 +40,17 @@ func TestDefaultsWrittenAreTheGoDefaults(t *testing.T) {
 	e, s, m := config.DefaultNodeMetricExpirationSeconds, config.DefaultEstimatedSecondsAfterPodScheduled, string(config.DefaultMissingCRPolicy)
 	const (
 		v1Types    = "../apis/config/v1/types.go"
+		sharedArgs = "../pkg/constraints/args.go" // the API reference of the args LoadAware and LowNodeLoad share
 		loadAware  = "../pkg/scheduler/plugins/loadaware/README.md"
 		schedFit   = "../pkg/scheduler/plugins/nodecrdresourcefit/README.md"
 		deschedFit = "../pkg/descheduler/framework/plugins/nodecrdresourcefit/README.md"
 	)
 	places := []struct{ def, file, want string }{
 		{"usageThresholds", v1Types, "Defaults to " + u + "."},
-		{"resourceWeights", v1Types, "Defaults to " + w + "."},
-		{"nodeMetricExpirationSeconds", v1Types, fmt.Sprintf("Defaults to %d.", e)},
-		{"estimatedScalingFactors", v1Types, "Defaults to " + f + " (Koordinator's)"},
-		{"estimatedSecondsAfterPodScheduled", v1Types, fmt.Sprintf("Defaults to %d:", s)},
+		{"resourceWeights", sharedArgs, "Defaults to " + w + "."},
+		{"nodeMetricExpirationSeconds", sharedArgs, fmt.Sprintf("Defaults to %d.", e)},
+		{"estimatedScalingFactors", sharedArgs, "Defaults to " + f + " (Koordinator's)"},
+		{"estimatedSecondsAfterPodScheduled", sharedArgs, fmt.Sprintf("Defaults to %d:", s)},
 		{"missingCRPolicy", v1Types, fmt.Sprintf("%q (default)", m)},
 		{"missingCRPolicy", "../apis/config/v1/defaults.go", "to the default (" + m + ")"},
 		{"missingCRPolicy", "../apis/config/v1/conversion.go", "becomes the default (" + m + ")"},

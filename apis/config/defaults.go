@@ -1,6 +1,10 @@
 package config
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/accord-sched/accord/pkg/constraints"
+)
 
 // The defaults of the args the scheduler plugins share with the descheduler, in one place: the
 // versioned scheduler args (apis/config/v1) and the descheduler plugins that mirror them
@@ -11,18 +15,18 @@ import corev1 "k8s.io/api/core/v1"
 const (
 	// DefaultMissingCRPolicy is what a node without a ClusterScopedResource means by default.
 	DefaultMissingCRPolicy = MissingCRPolicyReject
-	// DefaultNodeMetricExpirationSeconds is the age after which a NodeMetric is ignored by default:
-	// three minutes.
-	DefaultNodeMetricExpirationSeconds int64 = 180
+	// DefaultNodeMetricExpirationSeconds is the age after which a NodeMetric is ignored by default
+	// (the shared args' default, constraints.UsageEstimateArgs).
+	DefaultNodeMetricExpirationSeconds = constraints.DefaultNodeMetricExpirationSeconds
 	// DefaultEstimatedSecondsAfterPodScheduled: a pod counts its estimate until a report includes
-	// it, no longer.
-	DefaultEstimatedSecondsAfterPodScheduled int64 = 0
+	// it, no longer (constraints.UsageEstimateArgs).
+	DefaultEstimatedSecondsAfterPodScheduled = constraints.DefaultEstimatedSecondsAfterPodScheduled
 )
 
 // DefaultEstimatedScalingFactors returns the default estimatedScalingFactors of LoadAware and
-// LowNodeLoad (Koordinator's: cpu 85, memory 70 percent), as a fresh map.
+// LowNodeLoad (constraints.UsageEstimateArgs), as a fresh map.
 func DefaultEstimatedScalingFactors() map[corev1.ResourceName]int64 {
-	return map[corev1.ResourceName]int64{corev1.ResourceCPU: 85, corev1.ResourceMemory: 70}
+	return constraints.DefaultEstimatedScalingFactors()
 }
 
 // DefaultUsageThresholds returns LoadAware's default usage thresholds (LowNodeLoad's default high
@@ -31,8 +35,8 @@ func DefaultUsageThresholds() map[corev1.ResourceName]int64 {
 	return map[corev1.ResourceName]int64{corev1.ResourceCPU: 65, corev1.ResourceMemory: 95}
 }
 
-// DefaultResourceWeights returns the default load-score weights of LoadAware and LowNodeLoad, as a
-// fresh map.
+// DefaultResourceWeights returns the default resourceWeights of LoadAware and LowNodeLoad
+// (constraints.UsageEstimateArgs), as a fresh map.
 func DefaultResourceWeights() map[corev1.ResourceName]int64 {
-	return map[corev1.ResourceName]int64{corev1.ResourceCPU: 1, corev1.ResourceMemory: 1}
+	return constraints.DefaultResourceWeights()
 }

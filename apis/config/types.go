@@ -3,6 +3,8 @@ package config
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/accord-sched/accord/pkg/constraints"
 )
 
 // MissingCRPolicy says what NodeCRDResourceFit does with a node that has no ClusterScopedResource.
@@ -35,16 +37,7 @@ type LoadAwareArgs struct {
 	// UsageThresholds is, per resource, the highest measured usage, in percent of the node's
 	// allocatable, at which a node still passes the filter. 0 disables a resource's threshold.
 	UsageThresholds map[corev1.ResourceName]int64
-	// ResourceWeights is, per resource, its weight in the score.
-	ResourceWeights map[corev1.ResourceName]int64
-	// NodeMetricExpirationSeconds is the age after which a NodeMetric is ignored: the node is then
-	// never filtered out and scores neutral.
-	NodeMetricExpirationSeconds int64
-	// EstimatedScalingFactors is, per resource, the percent of the larger of a pod's request and
-	// limit that counts as its usage until the node's NodeMetric includes it
-	// (constraints.UsageEstimator). An empty map turns the estimate off.
-	EstimatedScalingFactors map[corev1.ResourceName]int64
-	// EstimatedSecondsAfterPodScheduled is how long after its assignment a pod counts at least its
-	// estimate even when reported; 0 for only until a report includes it.
-	EstimatedSecondsAfterPodScheduled int64
+	// UsageEstimateArgs are the load rule's args LowNodeLoad shares: resourceWeights,
+	// nodeMetricExpirationSeconds and the usage estimate (constraints.UsageEstimateArgs), defaulted.
+	constraints.UsageEstimateArgs `json:",inline"`
 }

@@ -37,20 +37,7 @@ func (in *LoadAwareArgs) DeepCopyInto(out *LoadAwareArgs) {
 			(*out)[key] = val
 		}
 	}
-	if in.ResourceWeights != nil {
-		in, out := &in.ResourceWeights, &out.ResourceWeights
-		*out = make(map[v1.ResourceName]int64, len(*in))
-		for key, val := range *in {
-			(*out)[key] = val
-		}
-	}
-	if in.EstimatedScalingFactors != nil {
-		in, out := &in.EstimatedScalingFactors, &out.EstimatedScalingFactors
-		*out = make(map[v1.ResourceName]int64, len(*in))
-		for key, val := range *in {
-			(*out)[key] = val
-		}
-	}
+	in.UsageEstimateArgs.DeepCopyInto(&out.UsageEstimateArgs)
 	return
 }
 

@@ -107,7 +107,7 @@ func checkProfile(t *testing.T, cfg *schedconfig.KubeSchedulerConfiguration) {
 		case *config.NodeCRDResourceFitArgs:
 			sawFit = a.MissingCRPolicy == config.MissingCRPolicyReject
 		case *config.LoadAwareArgs:
-			sawLoad = a.UsageThresholds[corev1.ResourceCPU] == 80 && a.NodeMetricExpirationSeconds == 180
+			sawLoad = a.UsageThresholds[corev1.ResourceCPU] == 80 && a.Expiration() == 180
 		}
 	}
 	if !sawFit || !sawLoad {

@@ -80,8 +80,8 @@ func LoadSchedulerThresholds(schedulerFile string) (Thresholds, error) {
 				for _, name := range slices.Sorted(maps.Keys(a.EstimatedScalingFactors)) {
 					fs = append(fs, constraints.ResourceFactor{Name: name, Percent: a.EstimatedScalingFactors[name]})
 				}
-				return Thresholds{Percent: a.UsageThresholds, MaxAge: time.Duration(a.NodeMetricExpirationSeconds) * time.Second,
-					Estimator: constraints.NewUsageEstimator(fs, time.Duration(a.EstimatedSecondsAfterPodScheduled)*time.Second)}, nil
+				return Thresholds{Percent: a.UsageThresholds, MaxAge: time.Duration(a.Expiration()) * time.Second,
+					Estimator: constraints.NewUsageEstimator(fs, time.Duration(a.SecondsAfterScheduled())*time.Second)}, nil
 			}
 		}
 	}

@@ -11,9 +11,11 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/utils/ptr"
 
 	"github.com/accord-sched/accord/apis/config"
 	_ "github.com/accord-sched/accord/apis/config/scheme"
+	"github.com/accord-sched/accord/pkg/constraints"
 )
 
 const header = `apiVersion: kubescheduler.config.k8s.io/v1
@@ -68,10 +70,13 @@ func TestLoadArgs(t *testing.T) {
 			name:    "omitted args get every default",
 			wantFit: &config.NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyReject},
 			wantLoad: &config.LoadAwareArgs{
-				UsageThresholds:             map[corev1.ResourceName]int64{"cpu": 65, "memory": 95},
-				ResourceWeights:             map[corev1.ResourceName]int64{"cpu": 1, "memory": 1},
-				NodeMetricExpirationSeconds: 180,
-				EstimatedScalingFactors:     map[corev1.ResourceName]int64{"cpu": 85, "memory": 70},
+				UsageThresholds: map[corev1.ResourceName]int64{"cpu": 65, "memory": 95},
+				UsageEstimateArgs: constraints.UsageEstimateArgs{
+					ResourceWeights:                   map[corev1.ResourceName]int64{"cpu": 1, "memory": 1},
+					NodeMetricExpirationSeconds:       ptr.To[int64](180),
+					EstimatedScalingFactors:           map[corev1.ResourceName]int64{"cpu": 85, "memory": 70},
+					EstimatedSecondsAfterPodScheduled: ptr.To[int64](0),
+				},
 			},
 		},
 		{
@@ -89,11 +94,13 @@ func TestLoadArgs(t *testing.T) {
 `,
 			wantFit: &config.NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyIgnore},
 			wantLoad: &config.LoadAwareArgs{
-				UsageThresholds:                   map[corev1.ResourceName]int64{"cpu": 80},
-				ResourceWeights:                   map[corev1.ResourceName]int64{"cpu": 1, "memory": 1},
-				NodeMetricExpirationSeconds:       180,
-				EstimatedScalingFactors:           map[corev1.ResourceName]int64{},
-				EstimatedSecondsAfterPodScheduled: 30,
+				UsageThresholds: map[corev1.ResourceName]int64{"cpu": 80},
+				UsageEstimateArgs: constraints.UsageEstimateArgs{
+					ResourceWeights:                   map[corev1.ResourceName]int64{"cpu": 1, "memory": 1},
+					NodeMetricExpirationSeconds:       ptr.To[int64](180),
+					EstimatedScalingFactors:           map[corev1.ResourceName]int64{},
+					EstimatedSecondsAfterPodScheduled: ptr.To[int64](30),
+				},
 			},
 		},
 		{

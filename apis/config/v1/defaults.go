@@ -13,24 +13,11 @@ func SetDefaults_NodeCRDResourceFitArgs(obj *NodeCRDResourceFitArgs) {
 	}
 }
 
-// SetDefaults_LoadAwareArgs fills unset thresholds, weights and expiration. A map that is set,
-// even to {}, is kept as written.
+// SetDefaults_LoadAwareArgs fills unset thresholds and the shared args
+// (constraints.UsageEstimateArgs.SetDefaults). A map that is set, even to {}, is kept as written.
 func SetDefaults_LoadAwareArgs(obj *LoadAwareArgs) {
 	if obj.UsageThresholds == nil {
 		obj.UsageThresholds = config.DefaultUsageThresholds()
 	}
-	if obj.ResourceWeights == nil {
-		obj.ResourceWeights = config.DefaultResourceWeights()
-	}
-	if obj.NodeMetricExpirationSeconds == nil {
-		s := DefaultNodeMetricExpirationSeconds
-		obj.NodeMetricExpirationSeconds = &s
-	}
-	if obj.EstimatedScalingFactors == nil {
-		obj.EstimatedScalingFactors = config.DefaultEstimatedScalingFactors()
-	}
-	if obj.EstimatedSecondsAfterPodScheduled == nil {
-		s := config.DefaultEstimatedSecondsAfterPodScheduled
-		obj.EstimatedSecondsAfterPodScheduled = &s
-	}
+	obj.UsageEstimateArgs.SetDefaults()
 }

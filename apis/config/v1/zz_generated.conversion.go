@@ -26,7 +26,6 @@ import (
 
 	config "github.com/accord-sched/accord/apis/config"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	conversion "k8s.io/apimachinery/pkg/conversion"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
@@ -63,14 +62,7 @@ func RegisterConversions(s *runtime.Scheme) error {
 
 func autoConvert_v1_LoadAwareArgs_To_config_LoadAwareArgs(in *LoadAwareArgs, out *config.LoadAwareArgs, s conversion.Scope) error {
 	out.UsageThresholds = *(*map[corev1.ResourceName]int64)(unsafe.Pointer(&in.UsageThresholds))
-	out.ResourceWeights = *(*map[corev1.ResourceName]int64)(unsafe.Pointer(&in.ResourceWeights))
-	if err := metav1.Convert_Pointer_int64_To_int64(&in.NodeMetricExpirationSeconds, &out.NodeMetricExpirationSeconds, s); err != nil {
-		return err
-	}
-	out.EstimatedScalingFactors = *(*map[corev1.ResourceName]int64)(unsafe.Pointer(&in.EstimatedScalingFactors))
-	if err := metav1.Convert_Pointer_int64_To_int64(&in.EstimatedSecondsAfterPodScheduled, &out.EstimatedSecondsAfterPodScheduled, s); err != nil {
-		return err
-	}
+	out.UsageEstimateArgs = in.UsageEstimateArgs
 	return nil
 }
 
@@ -81,14 +73,7 @@ func Convert_v1_LoadAwareArgs_To_config_LoadAwareArgs(in *LoadAwareArgs, out *co
 
 func autoConvert_config_LoadAwareArgs_To_v1_LoadAwareArgs(in *config.LoadAwareArgs, out *LoadAwareArgs, s conversion.Scope) error {
 	out.UsageThresholds = *(*map[corev1.ResourceName]int64)(unsafe.Pointer(&in.UsageThresholds))
-	out.ResourceWeights = *(*map[corev1.ResourceName]int64)(unsafe.Pointer(&in.ResourceWeights))
-	if err := metav1.Convert_int64_To_Pointer_int64(&in.NodeMetricExpirationSeconds, &out.NodeMetricExpirationSeconds, s); err != nil {
-		return err
-	}
-	out.EstimatedScalingFactors = *(*map[corev1.ResourceName]int64)(unsafe.Pointer(&in.EstimatedScalingFactors))
-	if err := metav1.Convert_int64_To_Pointer_int64(&in.EstimatedSecondsAfterPodScheduled, &out.EstimatedSecondsAfterPodScheduled, s); err != nil {
-		return err
-	}
+	out.UsageEstimateArgs = in.UsageEstimateArgs
 	return nil
 }
 

@@ -3,19 +3,17 @@
 package validation
 
 import (
-	"fmt"
-
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/constraints"
 )
 
 // MaxPercent is the highest usage threshold.
-const MaxPercent int64 = 100
+const MaxPercent = constraints.MaxPercent
 
 // MaxWeight is the highest resource weight.
-const MaxWeight int64 = 100
+const MaxWeight = constraints.MaxWeight
 
 // ValidateNodeCRDResourceFitArgs validates NodeCRDResourceFit's args.
 func ValidateNodeCRDResourceFitArgs(path *field.Path, args *config.NodeCRDResourceFitArgs) field.ErrorList {
@@ -45,46 +43,10 @@ func ValidateLoadAwareArgs(path *field.Path, args *config.LoadAwareArgs) field.E
 	if args == nil {
 		return append(errs, field.Required(path, "args are required"))
 	}
-	errs = append(errs, validatePercentMap(path.Child("usageThresholds"), args.UsageThresholds, MaxPercent)...)
-	weights := path.Child("resourceWeights")
-	errs = append(errs, validatePercentMap(weights, args.ResourceWeights, MaxWeight)...)
-	if len(args.ResourceWeights) > 0 {
-		positive := false
-		for _, w := range args.ResourceWeights {
-			positive = positive || w > 0
-		}
-		if !positive {
-			errs = append(errs, field.Invalid(weights, args.ResourceWeights, "at least one weight must be positive"))
-		}
-	}
-	if args.NodeMetricExpirationSeconds <= 0 {
-		errs = append(errs, field.Invalid(path.Child("nodeMetricExpirationSeconds"), args.NodeMetricExpirationSeconds, "must be greater than 0"))
-	}
-	errs = append(errs, ValidateEstimate(path, args.EstimatedScalingFactors, args.EstimatedSecondsAfterPodScheduled)...)
-	return errs
+	errs = append(errs, constraints.ValidatePercentMap(path.Child("usageThresholds"), args.UsageThresholds, MaxPercent)...)
+	return append(errs, args.UsageEstimateArgs.Validate(path, LoadAwareLimits)...)
 }
 
-// ValidateEstimate validates the usage estimate's args, shared by LoadAware and LowNodeLoad:
-// scaling factors in 0..100 with valid resource names, and a non-negative period.
-func ValidateEstimate(path *field.Path, factors map[corev1.ResourceName]int64, secondsAfterScheduled int64) field.ErrorList {
-	errs := validatePercentMap(path.Child("estimatedScalingFactors"), factors, MaxPercent)
-	if secondsAfterScheduled < 0 {
-		errs = append(errs, field.Invalid(path.Child("estimatedSecondsAfterPodScheduled"), secondsAfterScheduled, "must not be negative"))
-	}
-	return errs
-}
-
-func validatePercentMap(path *field.Path, m map[corev1.ResourceName]int64, limit int64) field.ErrorList {
-	var errs field.ErrorList
-	for name, v := range m {
-		p := path.Key(string(name))
-		if name == "" {
-			errs = append(errs, field.Invalid(p, name, "resource name must not be empty"))
-			continue
-		}
-		if v < 0 || v > limit {
-			errs = append(errs, field.Invalid(p, v, fmt.Sprintf("must be between 0 and %d", limit)))
-		}
-	}
-	return errs
-}
+// LoadAwareLimits are what LoadAware further requires of the shared args: the weights make its
+// score (0..100, one positive), and metrics expire (nodeMetricExpirationSeconds greater than 0).
+var LoadAwareLimits = constraints.UsageLimits{ScoreWeights: true}

@@ -6,8 +6,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/constraints"
 )
 
 func fields(errs field.ErrorList) sets.Set[string] {
@@ -43,9 +45,11 @@ func TestValidateNodeCRDResourceFitArgs(t *testing.T) {
 func TestValidateLoadAwareArgs(t *testing.T) {
 	valid := func() *config.LoadAwareArgs {
 		return &config.LoadAwareArgs{
-			UsageThresholds:             map[corev1.ResourceName]int64{"cpu": 80, "memory": 0},
-			ResourceWeights:             map[corev1.ResourceName]int64{"cpu": 1, "memory": 0},
-			NodeMetricExpirationSeconds: 60,
+			UsageThresholds: map[corev1.ResourceName]int64{"cpu": 80, "memory": 0},
+			UsageEstimateArgs: constraints.UsageEstimateArgs{
+				ResourceWeights:             map[corev1.ResourceName]int64{"cpu": 1, "memory": 0},
+				NodeMetricExpirationSeconds: ptr.To[int64](60),
+			},
 		}
 	}
 	tests := []struct {
@@ -60,10 +64,10 @@ func TestValidateLoadAwareArgs(t *testing.T) {
 		{name: "empty resource name", mutate: func(a *config.LoadAwareArgs) { a.UsageThresholds[""] = 10 }, wantFields: []string{"args.usageThresholds[]"}},
 		{name: "weight above 100", mutate: func(a *config.LoadAwareArgs) { a.ResourceWeights["cpu"] = 1000 }, wantFields: []string{"args.resourceWeights[cpu]"}},
 		{name: "all weights zero", mutate: func(a *config.LoadAwareArgs) { a.ResourceWeights["cpu"] = 0 }, wantFields: []string{"args.resourceWeights"}},
-		{name: "expiration zero", mutate: func(a *config.LoadAwareArgs) { a.NodeMetricExpirationSeconds = 0 }, wantFields: []string{"args.nodeMetricExpirationSeconds"}},
+		{name: "expiration zero", mutate: func(a *config.LoadAwareArgs) { a.NodeMetricExpirationSeconds = ptr.To[int64](0) }, wantFields: []string{"args.nodeMetricExpirationSeconds"}},
 		{name: "several at once", mutate: func(a *config.LoadAwareArgs) {
 			a.UsageThresholds["cpu"] = 200
-			a.NodeMetricExpirationSeconds = -5
+			a.NodeMetricExpirationSeconds = ptr.To[int64](-5)
 		}, wantFields: []string{"args.usageThresholds[cpu]", "args.nodeMetricExpirationSeconds"}},
 	}
 	for _, tt := range tests {

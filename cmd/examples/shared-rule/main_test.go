@@ -105,11 +105,17 @@ func TestChecklistFiles(t *testing.T) {
 	}
 }
 
-// inTreeCeiling is the most files and packages an in-tree rule touched when TestChecklistFiles was
-// written (NodeCRDResourceFit with DefaultEvictor, which follows its missingCRPolicy: 20 files in 9
-// packages; NodeCRDResourceFit with its descheduler plugin 17 in 8, LoadAware with LowNodeLoad 18
-// in 9); the checklist's goal for an in-tree rule is 8 files in 4 packages.
-var inTreeCeiling = struct{ files, packages int }{files: 20, packages: 9}
+// inTreeCeiling is the most files and packages an in-tree rule touches. When TestChecklistFiles
+// was written: NodeCRDResourceFit with DefaultEvictor, which follows its missingCRPolicy, 20 files
+// in 9 packages; NodeCRDResourceFit with its descheduler plugin 17 in 8; LoadAware with LowNodeLoad
+// 18 in 9. Since the shared args are one struct in pkg/constraints (constraints.UsageEstimateArgs,
+// embedded in apis/config's and the descheduler's args) and following is one generic function over
+// Following data (framework.FollowShared; no follow.go per plugin): 19 in 8, 16 in 7 and 16 in 8.
+// The shared struct and its Following sit in pkg/constraints beside the rule's verdicts, which
+// neither count includes. The checklist's goal for an in-tree rule is 8 files in 4 packages; what
+// remains is apis/config's per-plugin files (types, registration, v1 defaults, validation) and the
+// two registries.
+var inTreeCeiling = struct{ files, packages int }{files: 19, packages: 8}
 
 const module = "github.com/accord-sched/accord/"
 

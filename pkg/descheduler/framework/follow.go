@@ -3,12 +3,14 @@ package framework
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/constraints"
 )
 
 // SchedulerFollower is implemented by a plugin args type some of whose fields follow a scheduler
@@ -29,7 +31,8 @@ type SchedulerFollower interface {
 type SchedulerArgs struct {
 	// SchedulerName is the profile's schedulerName.
 	SchedulerName string
-	// Args are the plugin's internal, defaulted args (e.g. *config.LoadAwareArgs).
+	// Args are the plugin's internal, defaulted args (apis/config's, or whatever the scheduler's
+	// scheme decodes an out-of-tree plugin's args to).
 	Args any
 	// File is the scheduler configuration file.
 	File string
@@ -99,28 +102,159 @@ func show(v any) string {
 	return string(data)
 }
 
-// FollowMissingCRPolicy fills in or checks a missingCRPolicy arg (at Path.missingCRPolicy) against
-// the scheduler's NodeCRDResourceFit of the profiles named schedulerNames (all when empty).
-func FollowMissingCRPolicy(f *Follow, v *config.MissingCRPolicy, schedulerNames []string) field.ErrorList {
-	const child = "missingCRPolicy"
+// FollowShared fills in and checks args, a descheduler plugin's args (a pointer to a struct),
+// against the scheduler's args of following.Scheduler in the profiles named schedulerNames (all
+// when empty), as following declares: per profile in order, per field in order, a field the
+// policy leaves out takes the first profile's value; one the policy sets (or took from an earlier
+// profile) that differs is f.Contradiction naming both paths. It is the one implementation of
+// following: a descheduler plugin's FollowScheduler names its Following and calls it.
+//
+// Fields are found by their JSON names (through inline structs; in the scheduler's internal args,
+// which have no JSON names, by the exported Go name); their values are maps, pointers or plain
+// values of the same type on both sides.
+func FollowShared(f *Follow, args any, following constraints.Following, schedulerNames []string) field.ErrorList {
+	own := reflect.ValueOf(args)
+	if own.Kind() != reflect.Pointer || own.Elem().Kind() != reflect.Struct {
+		return field.ErrorList{field.InternalError(f.Path, fmt.Errorf("args of type %T follow no scheduler args", args))}
+	}
 	var errs field.ErrorList
-	for k, s := range f.Sources(SchedulerNodeCRDResourceFit, schedulerNames) {
-		a, ok := s.Args.(*config.NodeCRDResourceFitArgs)
-		if !ok {
-			return field.ErrorList{f.WrongArgs(s, child)}
+	for k, s := range f.Sources(following.Scheduler, schedulerNames) {
+		sched := reflect.ValueOf(s.Args)
+		if sched.Kind() != reflect.Pointer || sched.IsNil() || sched.Elem().Kind() != reflect.Struct {
+			return field.ErrorList{f.WrongArgs(s, following.Fields[0].Scheduler)}
 		}
-		switch {
-		case !f.Given[child] && k == 0:
-			*v = a.MissingCRPolicy
-		case *v != a.MissingCRPolicy:
-			errs = append(errs, f.Contradiction(child, *v, s, child, a.MissingCRPolicy))
+		for _, fld := range following.Fields {
+			if fld.Unless != "" {
+				unless, ok := fieldByName(own.Elem(), fld.Unless)
+				if !ok || unless.Kind() != reflect.Bool {
+					return field.ErrorList{field.InternalError(f.Path, fmt.Errorf("args of type %T have no boolean %s", args, fld.Unless))}
+				}
+				if unless.Bool() {
+					continue
+				}
+			}
+			mine, ok := fieldByName(own.Elem(), fld.Own())
+			if !ok {
+				return field.ErrorList{field.InternalError(f.Path, fmt.Errorf("args of type %T have no field %s", args, fld.Own()))}
+			}
+			want, ok := fieldByName(sched.Elem(), fld.Scheduler)
+			if !ok || mine.Type() != want.Type() {
+				return field.ErrorList{f.WrongArgs(s, fld.Scheduler)}
+			}
+			switch {
+			case !f.Given[fld.Own()] && k == 0:
+				mine.Set(clone(want))
+				if fld.Caps != "" && !f.Given[fld.Caps] {
+					if err := capDefaults(own, fld.Caps, mine); err != nil {
+						return append(errs, field.InternalError(f.Path.Child(fld.Caps), err))
+					}
+				}
+			case fld.MayDiffer:
+			case !same(mine, want, fld.PositiveEntries):
+				errs = append(errs, f.Contradiction(fld.Own(), shown(mine), s, fld.Scheduler, shown(want)))
+			}
 		}
 	}
 	return errs
 }
 
-// The scheduler plugins the in-tree descheduler plugins follow.
-const (
-	SchedulerNodeCRDResourceFit = "NodeCRDResourceFit"
-	SchedulerLoadAware          = "LoadAware"
-)
+// fieldByName finds the field of struct v whose JSON name is name, looking into inline
+// (anonymous) struct fields; a field without a JSON name matches by its Go name with the first
+// letter upper-cased.
+func fieldByName(v reflect.Value, name string) (reflect.Value, bool) {
+	goName := strings.ToUpper(name[:1]) + name[1:]
+	t := v.Type()
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if sf.Anonymous && tag == "" && sf.Type.Kind() == reflect.Struct {
+			if fv, ok := fieldByName(v.Field(i), name); ok {
+				return fv, true
+			}
+			continue
+		}
+		if sf.IsExported() && (tag == name || (tag == "" && sf.Name == goName)) {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// clone is a copy of v that shares no memory with it (maps and pointers copied one level, which
+// is all the followed fields hold); a nil map or pointer stays nil.
+func clone(v reflect.Value) reflect.Value {
+	switch {
+	case v.Kind() == reflect.Map && !v.IsNil():
+		out := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			out.SetMapIndex(it.Key(), it.Value())
+		}
+		return out
+	case v.Kind() == reflect.Pointer && !v.IsNil():
+		out := reflect.New(v.Type().Elem())
+		out.Elem().Set(v.Elem())
+		return out
+	}
+	return v
+}
+
+// same reports whether two field values are alike: maps by their entries (nil and {} alike; with
+// positiveOnly, by their positive entries: a zero entry, like a missing one, means nothing),
+// pointers by what they point to (nil only like nil), others by equality.
+func same(a, b reflect.Value, positiveOnly bool) bool {
+	switch a.Kind() {
+	case reflect.Map:
+		entries := func(m reflect.Value) map[any]any {
+			out := map[any]any{}
+			for it := m.MapRange(); it.Next(); {
+				if !positiveOnly || it.Value().Int() > 0 {
+					out[it.Key().Interface()] = it.Value().Interface()
+				}
+			}
+			return out
+		}
+		return reflect.DeepEqual(entries(a), entries(b))
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() && b.IsNil()
+		}
+		return a.Elem().Interface() == b.Elem().Interface()
+	}
+	return a.Interface() == b.Interface()
+}
+
+// shown is a field value as a message shows it: what a pointer points to, or nil (null).
+func shown(v reflect.Value) any {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil
+		}
+		return v.Elem().Interface()
+	}
+	return v.Interface()
+}
+
+// capDefaults sets field name of args (a resource-keyed map) to its default (the value
+// SetDefaults gives it in fresh args) for the resources of capBy, each capped at capBy's value;
+// resources without a default are left out.
+func capDefaults(args reflect.Value, name string, capBy reflect.Value) error {
+	fresh := reflect.New(args.Type().Elem())
+	d, ok := fresh.Interface().(ArgsDefaulter)
+	if !ok {
+		return fmt.Errorf("args of type %s have no defaults to cap", args.Type())
+	}
+	d.SetDefaults()
+	def, ok := fieldByName(fresh.Elem(), name)
+	target, okTarget := fieldByName(args.Elem(), name)
+	if !ok || !okTarget || def.Kind() != reflect.Map || capBy.Kind() != reflect.Map || def.Type() != capBy.Type() {
+		return fmt.Errorf("args of type %s: %s cannot be capped", args.Type(), name)
+	}
+	out := reflect.MakeMap(def.Type())
+	for it := capBy.MapRange(); it.Next(); {
+		if l := def.MapIndex(it.Key()); l.IsValid() {
+			out.SetMapIndex(it.Key(), reflect.ValueOf(min(l.Int(), it.Value().Int())).Convert(def.Type().Elem()))
+		}
+	}
+	target.Set(out)
+	return nil
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/accord-sched/accord/apis/config"
 	"github.com/accord-sched/accord/apis/descheduler"
+	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/defaultevictor"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/highnodeutilization"
@@ -108,10 +109,11 @@ func TestUpstreamPolicies(t *testing.T) {
 			MissingCRPolicy: config.MissingCRPolicyReject, Namespaces: &pluginutil.Namespaces{Exclude: []string{"kube-system"}}}},
 		{"lownodeload.yaml", lownodeload.Name, &lownodeload.LowNodeLoadArgs{TypeMeta: typeMeta("LowNodeLoadArgs"),
 			HighThresholds: map[corev1.ResourceName]int64{"cpu": 80, "memory": 90}, LowThresholds: map[corev1.ResourceName]int64{"cpu": 40, "memory": 60},
-			ResourceWeights: map[corev1.ResourceName]int64{"cpu": 2, "memory": 1}, NodeMetricExpirationSeconds: ptr.To[int64](180), ConsecutiveAbnormalities: 2,
-			EstimatedScalingFactors: map[corev1.ResourceName]int64{"cpu": 85, "memory": 70}, EstimatedSecondsAfterPodScheduled: ptr.To[int64](0),
-			EvictableNamespaces: &pluginutil.Namespaces{Exclude: []string{"kube-system"}},
-			PodSelectors:        []lownodeload.PodSelector{{Name: "stateless", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "stateless"}}}}}},
+			UsageEstimateArgs: constraints.UsageEstimateArgs{ResourceWeights: map[corev1.ResourceName]int64{"cpu": 2, "memory": 1}, NodeMetricExpirationSeconds: ptr.To[int64](180),
+				EstimatedScalingFactors: map[corev1.ResourceName]int64{"cpu": 85, "memory": 70}, EstimatedSecondsAfterPodScheduled: ptr.To[int64](0)},
+			ConsecutiveAbnormalities: 2,
+			EvictableNamespaces:      &pluginutil.Namespaces{Exclude: []string{"kube-system"}},
+			PodSelectors:             []lownodeload.PodSelector{{Name: "stateless", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "stateless"}}}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {

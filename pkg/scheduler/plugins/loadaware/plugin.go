@@ -172,7 +172,7 @@ func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelister
 	p := &Plugin{
 		nodes:    nodes,
 		lister:   lister,
-		maxAge:   time.Duration(args.NodeMetricExpirationSeconds) * time.Second,
+		maxAge:   time.Duration(args.Expiration()) * time.Second,
 		clock:    c,
 		rejected: rejections.Counter(Name, rejections.OverThreshold),
 	}
@@ -181,7 +181,7 @@ func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelister
 		factors = append(factors, constraints.ResourceFactor{Name: name, Percent: pct})
 	}
 	slices.SortFunc(factors, func(a, b constraints.ResourceFactor) int { return strings.Compare(string(a.Name), string(b.Name)) })
-	p.est = constraints.NewUsageEstimator(factors, time.Duration(args.EstimatedSecondsAfterPodScheduled)*time.Second).OnAnnotationClamped(
+	p.est = constraints.NewUsageEstimator(factors, time.Duration(args.SecondsAfterScheduled())*time.Second).OnAnnotationClamped(
 		func(pod *corev1.Pod, name corev1.ResourceName, annotated, clamp float64) {
 			klog.InfoS("Estimated usage annotation above the node's allocatable; counted as the allocatable (logged once per pod and resource)",
 				"plugin", Name, "pod", klog.KObj(pod), "annotation", constraints.EstimatedUsageAnnotation, "resource", name, "annotated", annotated, "allocatable", clamp)

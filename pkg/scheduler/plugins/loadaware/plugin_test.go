@@ -31,6 +31,7 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/accord-sched/accord/apis/config"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
@@ -47,9 +48,11 @@ func TestMain(m *testing.M) {
 
 func args80() *config.LoadAwareArgs {
 	return &config.LoadAwareArgs{
-		UsageThresholds:             map[corev1.ResourceName]int64{"cpu": 80, "memory": 80},
-		ResourceWeights:             map[corev1.ResourceName]int64{"cpu": 1, "memory": 1},
-		NodeMetricExpirationSeconds: 60,
+		UsageThresholds: map[corev1.ResourceName]int64{"cpu": 80, "memory": 80},
+		UsageEstimateArgs: constraints.UsageEstimateArgs{
+			ResourceWeights:             map[corev1.ResourceName]int64{"cpu": 1, "memory": 1},
+			NodeMetricExpirationSeconds: ptr.To[int64](60),
+		},
 	}
 }
 

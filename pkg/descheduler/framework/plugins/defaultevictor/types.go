@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 )
 
@@ -135,9 +136,9 @@ func (a *DefaultEvictorArgs) MissingCRPolicyArg() config.MissingCRPolicy { retur
 const nodeCRDResourceFit = "NodeCRDResourceFit"
 
 // FollowsScheduler implements framework.SchedulerFollower: missingCRPolicy follows the scheduler's
-// NodeCRDResourceFit.
+// NodeCRDResourceFit (constraints.CRFitFollowing).
 func (a *DefaultEvictorArgs) FollowsScheduler() []string {
-	return []string{framework.SchedulerNodeCRDResourceFit}
+	return []string{constraints.CRFitFollowing.Scheduler}
 }
 
 // FollowScheduler implements framework.SchedulerFollower: nodeFit checks the pods of the schedulers
@@ -148,5 +149,5 @@ func (a *DefaultEvictorArgs) FollowScheduler(f *framework.Follow) field.ErrorLis
 	if fit, ok := f.Peers[nodeCRDResourceFit].(interface{ SchedulerNamesArg() []string }); ok {
 		names = fit.SchedulerNamesArg()
 	}
-	return framework.FollowMissingCRPolicy(f, &a.MissingCRPolicy, names)
+	return framework.FollowShared(f, a, constraints.CRFitFollowing, names)
 }

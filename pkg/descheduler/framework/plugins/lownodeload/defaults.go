@@ -6,9 +6,10 @@ import (
 	"github.com/accord-sched/accord/apis/config"
 )
 
-// Defaults. The high thresholds, the weights, the metric expiry and the usage estimate are the
-// scheduler LoadAware plugin's (apis/config's DefaultUsageThresholds, DefaultResourceWeights,
-// DefaultNodeMetricExpirationSeconds, ...), so that the two plugins agree out of the box.
+// Defaults. The high thresholds are the scheduler LoadAware plugin's usage thresholds
+// (apis/config's DefaultUsageThresholds), and the weights, the metric expiry and the usage
+// estimate are the shared args' (constraints.UsageEstimateArgs.SetDefaults), so that the two
+// plugins agree out of the box.
 const (
 	DefaultNodeMetricExpirationSeconds       = config.DefaultNodeMetricExpirationSeconds
 	DefaultConsecutiveAbnormalities    int32 = 3
@@ -27,20 +28,7 @@ func SetDefaults_LowNodeLoadArgs(a *LowNodeLoadArgs) {
 		a.HighThresholds = defaultHighThresholds()
 		a.LowThresholds = defaultLowThresholds()
 	}
-	if a.ResourceWeights == nil {
-		a.ResourceWeights = config.DefaultResourceWeights()
-	}
-	if a.NodeMetricExpirationSeconds == nil {
-		s := DefaultNodeMetricExpirationSeconds
-		a.NodeMetricExpirationSeconds = &s
-	}
-	if a.EstimatedScalingFactors == nil {
-		a.EstimatedScalingFactors = config.DefaultEstimatedScalingFactors()
-	}
-	if a.EstimatedSecondsAfterPodScheduled == nil {
-		s := config.DefaultEstimatedSecondsAfterPodScheduled
-		a.EstimatedSecondsAfterPodScheduled = &s
-	}
+	a.UsageEstimateArgs.SetDefaults()
 	if a.ConsecutiveAbnormalities == 0 {
 		a.ConsecutiveAbnormalities = DefaultConsecutiveAbnormalities
 	}

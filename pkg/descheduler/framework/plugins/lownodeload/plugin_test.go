@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
+	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
@@ -48,7 +49,7 @@ func TestArgs(t *testing.T) {
 		{name: "low above high", args: LowNodeLoadArgs{HighThresholds: map[corev1.ResourceName]int64{"cpu": 50}, LowThresholds: map[corev1.ResourceName]int64{"cpu": 60}}, errs: []string{"a.lowThresholds[cpu]"}},
 		{name: "out of range", args: LowNodeLoadArgs{HighThresholds: map[corev1.ResourceName]int64{"cpu": 101}, LowThresholds: map[corev1.ResourceName]int64{"cpu": -1}}, errs: []string{"a.highThresholds[cpu]", "a.lowThresholds[cpu]"}},
 		{name: "different resources", args: LowNodeLoadArgs{HighThresholds: map[corev1.ResourceName]int64{"cpu": 80}, LowThresholds: map[corev1.ResourceName]int64{"memory": 30}}, errs: []string{"a.lowThresholds[cpu]", "a.highThresholds[memory]"}},
-		{name: "negative numbers", args: LowNodeLoadArgs{NumberOfNodes: -1, ResourceWeights: map[corev1.ResourceName]int64{"cpu": -2}, NodeMetricExpirationSeconds: ptr.To[int64](-5), ConsecutiveAbnormalities: -1},
+		{name: "negative numbers", args: LowNodeLoadArgs{NumberOfNodes: -1, UsageEstimateArgs: constraints.UsageEstimateArgs{ResourceWeights: map[corev1.ResourceName]int64{"cpu": -2}, NodeMetricExpirationSeconds: ptr.To[int64](-5)}, ConsecutiveAbnormalities: -1},
 			errs: []string{"a.numberOfNodes", "a.resourceWeights[cpu]", "a.nodeMetricExpirationSeconds", "a.consecutiveAbnormalities"}},
 		{name: "namespaces both ways", args: LowNodeLoadArgs{EvictableNamespaces: &pluginutil.Namespaces{Include: []string{"a"}, Exclude: []string{"b"}}}, errs: []string{"a.evictableNamespaces"}},
 		{name: "pod selectors", args: LowNodeLoadArgs{PodSelectors: []PodSelector{{Name: "x", Selector: &metav1.LabelSelector{}}, {Name: "x"}}}, errs: []string{"a.podSelectors[1].name", "a.podSelectors[1].selector"}},

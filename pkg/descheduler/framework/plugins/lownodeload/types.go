@@ -3,7 +3,10 @@ package lownodeload
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/accord-sched/accord/pkg/constraints"
+	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 )
 
@@ -27,19 +30,17 @@ type LowNodeLoadArgs struct {
 	UseDeviationThresholds bool `json:"useDeviationThresholds,omitempty"`
 	// NumberOfNodes: the plugin acts only when more than this many nodes are cool.
 	NumberOfNodes int32 `json:"numberOfNodes,omitempty"`
-	// ResourceWeights weigh the resources when ordering hot nodes, cool nodes and pods by usage.
-	ResourceWeights map[corev1.ResourceName]int64 `json:"resourceWeights,omitempty"`
-	// NodeMetricExpirationSeconds: a NodeMetric older than this is ignored (the node is neither hot
-	// nor cool), as LoadAware does; 0 means metrics never expire.
-	NodeMetricExpirationSeconds *int64 `json:"nodeMetricExpirationSeconds,omitempty"`
-	// EstimatedScalingFactors and EstimatedSecondsAfterPodScheduled are the usage estimate's args,
-	// with the type, meaning and defaults of the scheduler LoadAware plugin's (apis/config): a
-	// node's usage is its NodeMetric's plus an estimate for each pod assigned since the
-	// report, minus the reported usage of the pods that have left it (evicted, deleted). With
-	// --scheduler-config-file they default to LoadAware's, and another value is rejected. {} turns
-	// the estimate off.
-	EstimatedScalingFactors           map[corev1.ResourceName]int64 `json:"estimatedScalingFactors,omitempty"`
-	EstimatedSecondsAfterPodScheduled *int64                        `json:"estimatedSecondsAfterPodScheduled,omitempty"`
+	// UsageEstimateArgs are the args the scheduler's LoadAware shares, with its meaning and
+	// defaults (constraints.UsageEstimateArgs): resourceWeights weigh the resources when ordering
+	// hot nodes, cool nodes and pods by usage (any non-negative weight); a NodeMetric older than
+	// nodeMetricExpirationSeconds is ignored (the node is neither hot nor cool; 0 means metrics
+	// never expire); a node's usage is its NodeMetric's plus an estimate
+	// (estimatedScalingFactors, estimatedSecondsAfterPodScheduled) for each pod assigned since
+	// the report, minus the reported usage of the pods that have left it (evicted, deleted); {}
+	// factors turn the estimate off. With --scheduler-config-file they follow LoadAware's
+	// (constraints.UsageFollowing): left out, they are LoadAware's, and another value is rejected
+	// (resourceWeights excepted: they only order).
+	constraints.UsageEstimateArgs `json:",inline"`
 	// ConsecutiveAbnormalities is how many cycles in a row a node must be hot before it is drained,
 	// so that a spike is no reason to evict. After a drain the count starts again.
 	ConsecutiveAbnormalities int32 `json:"consecutiveAbnormalities,omitempty"`
@@ -54,4 +55,18 @@ type LowNodeLoadArgs struct {
 type PodSelector struct {
 	Name     string                `json:"name,omitempty"`
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+}
+
+// FollowsScheduler implements framework.SchedulerFollower: the thresholds and the shared args
+// follow the scheduler's LoadAware.
+func (a *LowNodeLoadArgs) FollowsScheduler() []string {
+	return []string{constraints.UsageFollowing.Scheduler}
+}
+
+// FollowScheduler implements framework.SchedulerFollower, as constraints.UsageFollowing declares:
+// highThresholds is LoadAware's usageThresholds (not with useDeviationThresholds; lowThresholds,
+// left out with it, are the defaults capped at it), and the shared args are LoadAware's
+// (resourceWeights may differ).
+func (a *LowNodeLoadArgs) FollowScheduler(f *framework.Follow) field.ErrorList {
+	return framework.FollowShared(f, a, constraints.UsageFollowing, nil)
 }

@@ -4,8 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	configvalidation "github.com/accord-sched/accord/apis/config/validation"
-
+	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 )
 
@@ -46,19 +45,7 @@ func ValidateLowNodeLoadArgs(path *field.Path, a *LowNodeLoadArgs) field.ErrorLi
 	if a.NumberOfNodes < 0 {
 		errs = append(errs, field.Invalid(path.Child("numberOfNodes"), a.NumberOfNodes, "must not be negative"))
 	}
-	for _, name := range pluginutil.SortedResourceNames(a.ResourceWeights) {
-		if w := a.ResourceWeights[name]; w < 0 {
-			errs = append(errs, field.Invalid(path.Child("resourceWeights").Key(string(name)), w, "must not be negative"))
-		}
-	}
-	if s := a.NodeMetricExpirationSeconds; s != nil && *s < 0 {
-		errs = append(errs, field.Invalid(path.Child("nodeMetricExpirationSeconds"), *s, "must not be negative"))
-	}
-	var after int64
-	if a.EstimatedSecondsAfterPodScheduled != nil {
-		after = *a.EstimatedSecondsAfterPodScheduled
-	}
-	errs = append(errs, configvalidation.ValidateEstimate(path, a.EstimatedScalingFactors, after)...)
+	errs = append(errs, a.UsageEstimateArgs.Validate(path, Limits)...)
 	for _, name := range pluginutil.SortedResourceNames(a.EstimatedScalingFactors) {
 		errs = append(errs, pluginutil.ValidateResourceName(path.Child("estimatedScalingFactors").Key(string(name)), name)...)
 	}
@@ -85,3 +72,7 @@ func ValidateLowNodeLoadArgs(path *field.Path, a *LowNodeLoadArgs) field.ErrorLi
 func (a *LowNodeLoadArgs) Validate(path *field.Path) field.ErrorList {
 	return ValidateLowNodeLoadArgs(path, a)
 }
+
+// Limits are what LowNodeLoad further requires of the shared args: the weights only order (any
+// non-negative weight), and a nodeMetricExpirationSeconds of 0 means metrics never expire.
+var Limits = constraints.UsageLimits{ZeroNeverExpires: true}

@@ -46,30 +46,7 @@ func (in *LowNodeLoadArgs) DeepCopyInto(out *LowNodeLoadArgs) {
 			(*out)[key] = val
 		}
 	}
-	if in.ResourceWeights != nil {
-		in, out := &in.ResourceWeights, &out.ResourceWeights
-		*out = make(map[v1.ResourceName]int64, len(*in))
-		for key, val := range *in {
-			(*out)[key] = val
-		}
-	}
-	if in.NodeMetricExpirationSeconds != nil {
-		in, out := &in.NodeMetricExpirationSeconds, &out.NodeMetricExpirationSeconds
-		*out = new(int64)
-		**out = **in
-	}
-	if in.EstimatedScalingFactors != nil {
-		in, out := &in.EstimatedScalingFactors, &out.EstimatedScalingFactors
-		*out = make(map[v1.ResourceName]int64, len(*in))
-		for key, val := range *in {
-			(*out)[key] = val
-		}
-	}
-	if in.EstimatedSecondsAfterPodScheduled != nil {
-		in, out := &in.EstimatedSecondsAfterPodScheduled, &out.EstimatedSecondsAfterPodScheduled
-		*out = new(int64)
-		**out = **in
-	}
+	in.UsageEstimateArgs.DeepCopyInto(&out.UsageEstimateArgs)
 	if in.EvictableNamespaces != nil {
 		in, out := &in.EvictableNamespaces, &out.EvictableNamespaces
 		*out = new(pluginutil.Namespaces)

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
 )
@@ -39,13 +40,13 @@ func (a *NodeCRDResourceFitArgs) MissingCRPolicyArg() config.MissingCRPolicy {
 func (a *NodeCRDResourceFitArgs) SchedulerNamesArg() []string { return a.SchedulerNames }
 
 // FollowsScheduler implements framework.SchedulerFollower: missingCRPolicy follows the scheduler's
-// NodeCRDResourceFit.
+// NodeCRDResourceFit (constraints.CRFitFollowing).
 func (a *NodeCRDResourceFitArgs) FollowsScheduler() []string {
-	return []string{framework.SchedulerNodeCRDResourceFit}
+	return []string{constraints.CRFitFollowing.Scheduler}
 }
 
 // FollowScheduler implements framework.SchedulerFollower: missingCRPolicy is that of the scheduler
 // profiles named by schedulerNames (all when empty).
 func (a *NodeCRDResourceFitArgs) FollowScheduler(f *framework.Follow) field.ErrorList {
-	return framework.FollowMissingCRPolicy(f, &a.MissingCRPolicy, a.SchedulerNames)
+	return framework.FollowShared(f, a, constraints.CRFitFollowing, a.SchedulerNames)
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/accord-sched/accord/apis/config"
+	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/highnodeutilization"
@@ -83,7 +84,7 @@ func accord() []plugin {
 			HighThresholds: map[corev1.ResourceName]int64{"cpu": 85, "memory": 95}, LowThresholds: map[corev1.ResourceName]int64{"cpu": 40, "memory": 60},
 			// The synthetic metrics are stamped when the cluster is built; never expire them, however
 			// long the benchmarks before this one take.
-			ConsecutiveAbnormalities: 1, NodeMetricExpirationSeconds: ptr.To[int64](0)}},
+			ConsecutiveAbnormalities: 1, UsageEstimateArgs: constraints.UsageEstimateArgs{NodeMetricExpirationSeconds: ptr.To[int64](0)}}},
 	}
 }
 

@@ -209,7 +209,7 @@ func TestLowNodeLoadAgreesWithLoadAwareFilter(t *testing.T) {
 			factors = map[corev1.ResourceName]int64{} // off; nil would default to on
 		}
 		args := &lownodeload.LowNodeLoadArgs{HighThresholds: s.thresholds, LowThresholds: map[corev1.ResourceName]int64{},
-			NodeMetricExpirationSeconds: &s.expiry, EstimatedScalingFactors: factors, EstimatedSecondsAfterPodScheduled: &s.after}
+			UsageEstimateArgs: constraints.UsageEstimateArgs{NodeMetricExpirationSeconds: &s.expiry, EstimatedScalingFactors: factors, EstimatedSecondsAfterPodScheduled: &s.after}}
 		args.SetDefaults()
 		pl, err := lownodeload.New(t.Context(), args, env.Handle())
 		if err != nil {
@@ -221,8 +221,8 @@ func TestLowNodeLoadAgreesWithLoadAwareFilter(t *testing.T) {
 		if s.metric != nil {
 			index.NodeMetricHandler().OnAdd(s.metric, true)
 		}
-		filter := loadaware.New(&config.LoadAwareArgs{UsageThresholds: s.thresholds, ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 1},
-			NodeMetricExpirationSeconds: s.expiry, EstimatedScalingFactors: s.factors, EstimatedSecondsAfterPodScheduled: s.after},
+		filter := loadaware.New(&config.LoadAwareArgs{UsageThresholds: s.thresholds, UsageEstimateArgs: constraints.UsageEstimateArgs{ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 1},
+			NodeMetricExpirationSeconds: &s.expiry, EstimatedScalingFactors: s.factors, EstimatedSecondsAfterPodScheduled: &s.after}},
 			index, nil, testingclock.NewFakePassiveClock(now))
 		state := schedframework.NewCycleState()
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
