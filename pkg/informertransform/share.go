@@ -1,6 +1,8 @@
 package informertransform
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"sync"
@@ -18,6 +20,9 @@ const maxShared = 1 << 14
 // maxSharedKey is the longest key a table keeps: a map or list bigger than that (a large annotation)
 // is left as the pod's own.
 const maxSharedKey = 4 << 10
+
+// maxSharedJSON is the longest JSON encoding of a list NewTrimmingPodSharer's tables key by its hash.
+const maxSharedJSON = 64 << 10
 
 // PodSharer is an informer transform (Transform) that, beyond StripManagedFields, makes the pods of
 // one template share what they have in common instead of holding one decoded copy each.
@@ -41,16 +46,33 @@ type PodSharer struct {
 	lists       table[corev1.ResourceList]
 	tolerations table[[]corev1.Toleration]
 	owners      table[[]metav1.OwnerReference]
+
+	// trim: TrimPod first, then share whole container lists, affinities and spread constraints too.
+	trim       bool
+	containers table[[]corev1.Container]
+	affinities table[[]*corev1.Affinity]
+	spreads    table[[]corev1.TopologySpreadConstraint]
 }
 
 // NewPodSharer returns an empty PodSharer; give each informer factory its own.
 func NewPodSharer() *PodSharer { return &PodSharer{} }
 
-// Transform is the cache.TransformFunc: a pod is stripped of its managedFields and shares its
-// common parts; any other object is only stripped (StripManagedFields).
+// NewTrimmingPodSharer returns an empty PodSharer that also trims (the descheduler's): a pod first
+// loses the fields of Trimmed (TrimPod), then shares, beyond what NewPodSharer's pods share, its
+// container and init container lists, its affinity and its topology spread constraints with the
+// pods whose trimmed ones are equal, which the replicas of one template are (their environment,
+// probes and volume mounts, which trimming drops, are the parts that sometimes differ).
+func NewTrimmingPodSharer() *PodSharer { return &PodSharer{trim: true} }
+
+// Transform is the cache.TransformFunc: a pod is stripped of its managedFields (and trimmed, if the
+// sharer trims) and shares its common parts; any other object is only stripped
+// (StripManagedFields).
 func (s *PodSharer) Transform(obj any) (any, error) {
 	obj, err := StripManagedFields(obj)
 	if pod, ok := obj.(*corev1.Pod); ok && err == nil {
+		if s.trim {
+			TrimPod(pod)
+		}
 		s.share(pod)
 	}
 	return obj, err
@@ -88,6 +110,17 @@ func (s *PodSharer) share(pod *corev1.Pod) {
 			c.TerminationMessagePolicy = corev1.TerminationMessagePolicy(constraints.Intern(string(c.TerminationMessagePolicy)))
 			c.Resources.Requests = s.resourceList(c.Resources.Requests)
 			c.Resources.Limits = s.resourceList(c.Resources.Limits)
+		}
+	}
+
+	if s.trim {
+		// After the loop above: the pod's own containers were interned, the shared copy is not
+		// written to.
+		spec.InitContainers = sharedJSON(s, &s.containers, spec.InitContainers)
+		spec.Containers = sharedJSON(s, &s.containers, spec.Containers)
+		spec.TopologySpreadConstraints = sharedJSON(s, &s.spreads, spec.TopologySpreadConstraints)
+		if spec.Affinity != nil {
+			spec.Affinity = sharedJSON(s, &s.affinities, []*corev1.Affinity{spec.Affinity})[0]
 		}
 	}
 
@@ -212,6 +245,22 @@ func sharedList[T any](s *PodSharer, t *table[[]T], list []T, put func(*T)) []T 
 	for i := range list {
 		put(&list[i])
 	}
+	return t.share(s.key, slices.Clip(list))
+}
+
+// sharedJSON returns t's copy of list, keyed by the SHA-256 of its JSON encoding (which has every
+// field of these API types), clipped so that an append never writes into it. A list whose encoding
+// fails or is too long is left as the pod's own.
+func sharedJSON[T any](s *PodSharer, t *table[[]T], list []T) []T {
+	if len(list) == 0 {
+		return list
+	}
+	raw, err := json.Marshal(list)
+	if err != nil || len(raw) > maxSharedJSON {
+		return list
+	}
+	sum := sha256.Sum256(raw)
+	s.key = append(s.key[:0], sum[:]...)
 	return t.share(s.key, slices.Clip(list))
 }
 

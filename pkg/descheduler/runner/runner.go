@@ -296,9 +296,10 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 		}
 	}
 	// One copy of the cluster for every plugin, the evictor and the scheduler simulation, without
-	// the objects' managedFields; pods of one template share their common parts. Before managedFields
-	// go, a pod loses the descheduler.accord.dev/ annotations the descheduler did not write.
-	sharer := informertransform.NewPodSharer()
+	// the objects' managedFields and the pod fields no reader needs (informertransform.Trimmed); pods
+	// of one template share their common parts. Before managedFields go, a pod loses the
+	// descheduler.accord.dev/ annotations the descheduler did not write.
+	sharer := informertransform.NewTrimmingPodSharer()
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(evictions.VerifyMarks(sharer.Transform)))
 	accordFactory := accordinformers.NewSharedInformerFactoryWithOptions(accord, 0, accordinformers.WithTransform(informertransform.StripManagedFields))
 	var recorder events.EventRecorder

@@ -29,6 +29,8 @@ type testEnv struct {
 	ctx context.Context
 	sim *Simulator
 	h   *handlers
+	// factory is the informer factory the simulator's cache is fed from.
+	factory informers.SharedInformerFactory
 }
 
 type envOptions struct {
@@ -39,6 +41,8 @@ type envOptions struct {
 	parallelism int
 	// quiet: log through klog's global logger (verbosity 0) instead of the test's.
 	quiet bool
+	// transform is the informer factory's transform (nil: none).
+	transform func(any) (any, error)
 }
 
 func newTestEnv(t testing.TB, o envOptions, objs ...any) *testEnv {
@@ -65,7 +69,7 @@ func newTestEnv(t testing.TB, o envOptions, objs ...any) *testEnv {
 			t.Fatal(err)
 		}
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(o.transform))
 	opts := Options{Config: o.config, Client: client, InformerFactory: factory, Parallelism: o.parallelism}
 	var accordFactory accordinformers.SharedInformerFactory
 	if o.accord != nil {
@@ -89,7 +93,7 @@ func newTestEnv(t testing.TB, o envOptions, objs ...any) *testEnv {
 			accordFactory.Shutdown()
 		}
 	})
-	return &testEnv{t: t, ctx: ctx, sim: sim, h: &handlers{s: sim, logger: logger}}
+	return &testEnv{t: t, ctx: ctx, sim: sim, h: &handlers{s: sim, logger: logger}, factory: factory}
 }
 
 func (e *testEnv) predict(pod *corev1.Pod) Prediction {

@@ -75,10 +75,21 @@ type Cluster struct {
 // NewCluster returns a fake cluster holding objs; Evictions posted to it are recorded and delete the
 // pod, as the apiserver and a kubelet would.
 func NewCluster(objs ...runtime.Object) *Cluster {
+	return newCluster(informertransform.NewTrimmingPodSharer().Transform, objs)
+}
+
+// NewUntrimmedCluster is NewCluster whose pods keep every field (they are shared all the same):
+// for the tests that compare decisions over trimmed and untrimmed pods.
+func NewUntrimmedCluster(objs ...runtime.Object) *Cluster {
+	return newCluster(informertransform.NewPodSharer().Transform, objs)
+}
+
+func newCluster(transform func(any) (any, error), objs []runtime.Object) *Cluster {
 	c := &Cluster{Client: kubefake.NewClientset(objs...), Accord: accordfake.NewClientset()}
-	// The pods and nodes are shared as accord-descheduler shares them (PodSharer), and Guard
-	// remembers each cached object: Start fails the test when a plugin wrote to one.
-	c.Guard = informertransform.NewGuard(informertransform.NewPodSharer().Transform)
+	// The pods and nodes are trimmed and shared as accord-descheduler trims and shares them
+	// (informertransform.NewTrimmingPodSharer), and Guard remembers each cached object: Start fails
+	// the test when a plugin wrote to one.
+	c.Guard = informertransform.NewGuard(transform)
 	c.Factory = informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithTransform(c.Guard.Transform))
 	c.CRs = accordinformers.NewSharedInformerFactory(c.Accord, 0)
 	// Handle.Nodes reads the node informer, which must be requested before Start.
