@@ -119,3 +119,8 @@ func newTestHandler(t *testing.T, s *state, controls Controls) *handler {
 	h.setNotReady("")
 	return h
 }
+
+// buildView is the whole cluster's View as one page (the tests' clusters fit on one).
+func (s *state) buildView(now time.Time) View {
+	return cut(s.snapshot(now), Query{PageSize: MaxPageSize})
+}

@@ -1,62 +1,47 @@
 package console
 
 import (
-	"bytes"
-	"encoding/json"
 	"sync"
 	"time"
 )
 
-// hub holds the latest View, encoded, and hands it to the page's event streams. Every subscriber
-// has a one-slot channel: a slow page skips intermediate views and gets the latest. Users who may
-// read the whole cluster share the one encoding; the others' handlers filter the View (viewScope).
+// hub holds the latest cluster snapshot and hands it to the page's event streams. Every subscriber
+// has a one-slot channel: a slow page skips intermediate snapshots and gets the latest. Each stream
+// cuts its own View from it (its user's scope, then its query) and sends it only when it differs
+// from the one it sent last, so the bytes pushed follow what the page shows, not the cluster's size.
 type hub struct {
 	mu     sync.Mutex
-	latest *published
-	subs   map[chan *published]struct{}
+	latest *cluster
+	subs   map[chan *cluster]struct{}
 }
 
-// published is one View and its encoding.
-type published struct {
-	view View
-	data []byte
-}
+func newHub() *hub { return &hub{subs: map[chan *cluster]struct{}{}} }
 
-func newHub() *hub { return &hub{subs: map[chan *published]struct{}{}} }
-
-// publish encodes v and sends it to every subscriber if it differs from the last one. It reports
-// whether it sent.
-func (h *hub) publish(v View) (bool, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return false, err
-	}
+// publish makes c the latest snapshot and sends it to every subscriber.
+func (h *hub) publish(c *cluster) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.latest != nil && bytes.Equal(data, h.latest.data) {
-		return false, nil
-	}
-	h.latest = &published{view: v, data: data}
+	h.latest = c
 	for ch := range h.subs {
 		select {
-		case <-ch: // drop the view the page has not taken yet
+		case <-ch: // drop the snapshot the page has not taken yet
 		default:
 		}
-		ch <- h.latest
+		ch <- c
 	}
-	return true, nil
 }
 
-// current returns the latest View (nil before the first publish).
-func (h *hub) current() *published {
+// current returns the latest snapshot (nil before the first publish).
+func (h *hub) current() *cluster {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.latest
 }
 
-// subscribe returns a channel that receives the latest View now (if there is one) and every new one.
-func (h *hub) subscribe() (chan *published, func()) {
-	ch := make(chan *published, 1)
+// subscribe returns a channel that receives the latest snapshot now (if there is one) and every
+// new one.
+func (h *hub) subscribe() (chan *cluster, func()) {
+	ch := make(chan *cluster, 1)
 	h.mu.Lock()
 	if h.latest != nil {
 		ch <- h.latest
@@ -70,9 +55,14 @@ func (h *hub) subscribe() (chan *published, func()) {
 	}
 }
 
-// Refresh bounds of the publisher: changes are coalesced over minPublishInterval, and the view is
-// rebuilt every refreshInterval anyway, since a NodeMetric turns stale with time alone.
+// Refresh bounds of the publisher: changes are coalesced over minPublishInterval, or over twice the
+// time the last snapshot took to build if longer (a large cluster's changes then cost the console
+// at most a third of a core), and the snapshot is rebuilt every refreshInterval anyway, since a
+// NodeMetric turns stale with time alone.
 const (
 	minPublishInterval = 100 * time.Millisecond
 	refreshInterval    = 5 * time.Second
 )
+
+// publishDelay is how long the publisher coalesces changes after a snapshot that took built.
+func publishDelay(built time.Duration) time.Duration { return max(minPublishInterval, 2*built) }

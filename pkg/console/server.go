@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -91,15 +92,20 @@ func (h *handler) readyz(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
-// stateJSON returns the latest View, what of it the user may read (503 before the caches have
-// synced).
+// stateJSON returns the View the query parameters ask for, of what the user may read (503 before
+// the caches have synced, 400 naming a bad parameter).
 func (h *handler) stateJSON(w http.ResponseWriter, r *http.Request) {
-	p := h.hub.current()
-	if p == nil {
+	q, err := ParseQuery(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c := h.hub.current()
+	if c == nil {
 		http.Error(w, "the informer caches have not synced yet", http.StatusServiceUnavailable)
 		return
 	}
-	data, err := h.encodeFor(r.Context(), p)
+	data, err := json.Marshal(h.viewFor(r.Context(), c, q))
 	if err != nil {
 		http.Error(w, "encoding the view: "+err.Error(), http.StatusInternalServerError)
 		return
@@ -108,18 +114,22 @@ func (h *handler) stateJSON(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
-// encodeFor returns p's encoding for the request's user: the shared one for a user who may read
-// the whole cluster (and without Access), else the View filtered to what the user may read.
-func (h *handler) encodeFor(ctx context.Context, p *published) ([]byte, error) {
-	sc := scopeFrom(ctx)
-	if sc == nil {
-		return p.data, nil
+// viewFor cuts the View q asks for from c, after the request's user's scope.
+func (h *handler) viewFor(ctx context.Context, c *cluster, q Query) View {
+	if sc := scopeFrom(ctx); sc != nil {
+		c = sc.filter(ctx, h.logger, c)
 	}
-	return json.Marshal(sc.filter(ctx, h.logger, p.view))
+	return cut(c, q)
 }
 
-// stream sends the View as server-sent events ("view"), the latest at once and then every change.
+// stream sends the View the query parameters ask for as server-sent events ("view"): at once, then
+// whenever a new snapshot changes it. The page reopens the stream when its query changes.
 func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
+	q, err := ParseQuery(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
@@ -134,6 +144,7 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
 	// A comment now and then keeps proxies from closing a quiet stream.
 	keepalive := time.NewTicker(streamKeepalive)
 	defer keepalive.Stop()
+	var last []byte
 	for {
 		select {
 		case <-r.Context().Done():
@@ -143,12 +154,16 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			flusher.Flush()
-		case p := <-ch:
-			data, err := h.encodeFor(r.Context(), p)
+		case c := <-ch:
+			data, err := json.Marshal(h.viewFor(r.Context(), c, q))
 			if err != nil {
 				h.logger.Error(err, "Encoding the view for a stream")
 				return
 			}
+			if bytes.Equal(data, last) {
+				continue
+			}
+			last = data
 			if _, err := fmt.Fprintf(w, "event: view\ndata: %s\n\n", data); err != nil {
 				return
 			}

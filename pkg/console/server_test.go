@@ -134,12 +134,7 @@ func TestExplainRunsTheDeschedulersExplain(t *testing.T) {
 
 func TestStateAndStream(t *testing.T) {
 	h := newTestHandler(t, newTestState(t, node("node-1", "4")), nil)
-	if sent, err := h.hub.publish(h.state.buildView(now)); !sent || err != nil {
-		t.Fatalf("first publish: sent %v, %v", sent, err)
-	}
-	if sent, _ := h.hub.publish(h.state.buildView(now)); sent {
-		t.Error("an unchanged view was sent again")
-	}
+	h.hub.publish(h.state.snapshot(now))
 	srv := httptest.NewServer(h.mux())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/api/state")
@@ -184,13 +179,35 @@ func TestStateAndStream(t *testing.T) {
 	if v := readView(); len(v.Nodes) != 1 {
 		t.Errorf("first streamed view: %+v", v)
 	}
-	// A change reaches the open stream.
-	next := h.state.buildView(now)
-	next.Nodes = append(next.Nodes, NodeView{Name: "node-2"})
-	if _, err := h.hub.publish(next); err != nil {
+	// A snapshot that does not change the stream's view is not sent; a change is.
+	h.hub.publish(h.state.snapshot(now))
+	next := h.state.snapshot(now)
+	next.nodes = append(next.nodes, nodeEntry{view: NodeView{Name: "node-2"}})
+	h.hub.publish(next)
+	if v := readView(); len(v.Nodes) != 2 || v.Nodes[1].Name != "node-2" {
+		t.Errorf("second streamed view: %+v, want node-1 and node-2 (and no repeat of the first)", v)
+	}
+	// The stream's query cuts its view; a bad one is refused naming the parameter.
+	resp, err = http.Get(srv.URL + "/api/state?node=node-2&pageSize=1")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if v := readView(); len(v.Nodes) != 2 || v.Nodes[1].Name != "node-2" {
-		t.Errorf("second streamed view: %+v", v)
+	err = json.NewDecoder(resp.Body).Decode(&v)
+	resp.Body.Close()
+	if err != nil || len(v.Nodes) != 1 || v.Nodes[0].Name != "node-2" || v.NodesMatched != 1 || v.NodesTotal != 2 {
+		t.Errorf("/api/state?node=node-2: %+v (%v)", v, err)
+	}
+	for _, path := range []string{"/api/state?page=0", "/api/stream?pageSize=1000", "/api/state?attention=maybe"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := new(strings.Builder)
+		_, _ = bufio.NewReader(resp.Body).WriteTo(body)
+		resp.Body.Close()
+		param := strings.SplitN(strings.SplitN(path, "?", 2)[1], "=", 2)[0]
+		if resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(body.String(), param+":") {
+			t.Errorf("GET %s: %d %q, want 400 naming %s", path, resp.StatusCode, body, param)
+		}
 	}
 }
