@@ -49,7 +49,7 @@ func TestHealthAndReadiness(t *testing.T) {
 
 func TestPageIsEmbedded(t *testing.T) {
 	m := newTestHandler(t, newTestState(t), nil).mux()
-	for path, want := range map[string]string{"/": "<title>Accord console</title>", "/app.js": "new EventSource(\"/api/stream\")", "/style.css": ".node"} {
+	for path, want := range map[string]string{"/": "<title>Accord console</title>", "/app.js": "new EventSource(\"/api/stream\"", "/style.css": ".node"} {
 		rec := do(t, m, "GET", path, "", "")
 		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("GET %s: %d, body without %q", path, rec.Code, want)
