@@ -246,7 +246,9 @@ func cut(c *cluster, q Query) View {
 			}
 			count++
 			if len(pods) < maxCardPods {
-				pods = append(pods, p.PodView)
+				pv := p.PodView
+				pv.Node = "" // the card's
+				pods = append(pods, pv)
 			}
 		}
 		// A pod filter keeps the nodes with a matching pod; restricted nodes are there only for

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,8 +121,9 @@ func (h *handler) viewFor(ctx context.Context, c *cluster, q Query) View {
 	return cut(c, q)
 }
 
-// stream sends the View the query parameters ask for as server-sent events ("view"): at once, then
-// whenever a new snapshot changes it. The page reopens the stream when its query changes.
+// stream sends the View the query parameters ask for as server-sent events: at once as a whole
+// ("view"), then what a new snapshot changes in it ("update", streamEncoder). The page reopens the
+// stream when its query changes.
 func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
 	q, err := ParseQuery(r.URL.Query())
 	if err != nil {
@@ -144,7 +144,7 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
 	// A comment now and then keeps proxies from closing a quiet stream.
 	keepalive := time.NewTicker(streamKeepalive)
 	defer keepalive.Stop()
-	var last []byte
+	var enc streamEncoder
 	for {
 		select {
 		case <-r.Context().Done():
@@ -155,16 +155,15 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
 			}
 			flusher.Flush()
 		case c := <-ch:
-			data, err := json.Marshal(h.viewFor(r.Context(), c, q))
+			event, data, err := enc.next(h.viewFor(r.Context(), c, q))
 			if err != nil {
 				h.logger.Error(err, "Encoding the view for a stream")
 				return
 			}
-			if bytes.Equal(data, last) {
+			if event == "" {
 				continue
 			}
-			last = data
-			if _, err := fmt.Fprintf(w, "event: view\ndata: %s\n\n", data); err != nil {
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
 				return
 			}
 			flusher.Flush()

@@ -68,8 +68,9 @@ type LoadResource struct {
 
 // PodView is a pod on a node or pending.
 type PodView struct {
-	Namespace   string `json:"namespace"`
-	Name        string `json:"name"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Node is the pod's node (empty on a node card: the card's).
 	Node        string `json:"node,omitempty"`
 	Phase       string `json:"phase"`
 	Terminating bool   `json:"terminating,omitempty"`

@@ -63,7 +63,7 @@ func TestNodeGrid(t *testing.T) {
 		Load: LoadView{Reported: true, AgeSeconds: 10, Resources: []LoadResource{
 			{Name: "cpu", Percent: 85, EstimatedPercent: 85, Threshold: 80, Over: true}, {Name: "memory", Percent: 10, EstimatedPercent: 10, Threshold: 80},
 		}},
-		Pods: []PodView{{Namespace: "demo", Name: "a", Node: "hot", Phase: "Running"}}, PodCount: 1,
+		Pods: []PodView{{Namespace: "demo", Name: "a", Phase: "Running"}}, PodCount: 1,
 	}
 	if d := cmp.Diff(want, byName["hot"]); d != "" {
 		t.Errorf("hot node (-want +got):\n%s", d)

@@ -1,5 +1,5 @@
-// accord-console: renders the View the server streams (server-sent events "view" on
-// /api/stream?QUERY). The page tells the server its view (filters and page) in the stream's query
+// accord-console: renders the View the server streams on /api/stream?QUERY (server-sent events: the
+// whole View, "view", then what changed in it, "update"). The page tells the server its view (filters and page) in the stream's query
 // parameters and reopens the stream when it changes; the server sends only what that view shows.
 "use strict";
 
@@ -220,11 +220,21 @@ function connect() {
   if (query.attention) params.set("attention", "true");
   if (query.page > 1) params.set("page", String(query.page));
   const src = source = new EventSource("/api/stream" + (params.size ? "?" + params : ""));
-  src.addEventListener("view", (ev) => {
+  let view = null;
+  const apply = (ev) => {
     if (src !== source) return;
     const s = { bytes: ev.data.length, received: performance.now() };
     status.textContent = "live"; status.dataset.state = "live";
-    render(JSON.parse(ev.data));
+    const data = JSON.parse(ev.data);
+    if (ev.type === "view") view = data;
+    else if (view) {
+      // An update: the fields that changed, the cards that changed, the cards' order if it did.
+      Object.assign(view, data.fields || {});
+      const byName = new Map(view.nodes.map((n) => [n.name, n]));
+      for (const c of data.cards || []) byName.set(c.name, c);
+      view.nodes = (data.order || view.nodes.map((n) => n.name)).map((name) => byName.get(name));
+    } else return;
+    render(view);
     s.rendered = performance.now();
     requestAnimationFrame(() => setTimeout(() => {
       s.painted = performance.now();
@@ -232,7 +242,9 @@ function connect() {
       if (stats.length > 100) stats.shift();
       document.getElementById("stats").textContent = "last update " + (s.bytes / 1024).toFixed(1) + " KiB, drawn in " + Math.round(s.painted - s.received) + " ms";
     }, 0));
-  });
+  };
+  src.addEventListener("view", apply);
+  src.addEventListener("update", apply);
   src.onerror = () => { if (src === source) { status.textContent = "disconnected (retrying)"; status.dataset.state = "disconnected"; } };
 }
 
@@ -245,6 +257,7 @@ for (const [id, key] of [["filter-node", "node"], ["filter-namespace", "namespac
   });
 }
 document.getElementById("filter-attention").addEventListener("change", (ev) => setQuery({ attention: ev.target.checked, page: 1 }));
+document.getElementById("filters").addEventListener("submit", (ev) => ev.preventDefault());
 document.getElementById("filter-clear").addEventListener("click", () => setQuery({ node: "", namespace: "", workload: "", attention: false, page: 1 }));
 document.getElementById("page-prev").addEventListener("click", () => setQuery({ page: Math.max(query.page - 1, 1) }));
 document.getElementById("page-next").addEventListener("click", () => setQuery({ page: query.page + 1 }));

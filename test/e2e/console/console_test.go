@@ -160,7 +160,7 @@ func TestConsoleInChromium(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#filter-workload`), "memory-hungry"),
 		chromedp.WaitNotPresent(chromedp.CSS(`.node li[data-pod^="demo/web-"]`)),
 		chromedp.WaitReady(chromedp.CSS(`.node[data-node="node-2"] li[data-pod^="demo/memory-hungry-"]`)))
-	if n := b.Count(`.node`); n != 1 {
+	if n := b.Count(`#nodes .node`); n != 1 {
 		t.Errorf("%d node cards with the memory-hungry pods' filter, want node-2's only", n)
 	}
 	if stats := b.Text(`#stats`); !strings.Contains(stats, "last update") {
