@@ -47,8 +47,9 @@ type LoadView struct {
 	// Stale is true when the metric is missing or older than the expiration: the scheduler and
 	// descheduler ignore it.
 	Stale bool `json:"stale"`
-	// AgeSeconds is the metric's age.
-	AgeSeconds int64 `json:"ageSeconds"`
+	// UpdatedAt is when the metric was reported (the page ages it: a View that carried the age
+	// would change every second).
+	UpdatedAt time.Time `json:"updatedAt"`
 	// EstimatedPods and GonePods are the pods the usage estimate counts beyond the report (assigned
 	// since) and takes off it (left since).
 	EstimatedPods int            `json:"estimatedPods"`
@@ -166,7 +167,7 @@ func (s *state) snapshot(now time.Time) *cluster {
 		c.nodes = append(c.nodes, e)
 	}
 	c.evictions = s.evictions(pods)
-	c.migrations = s.migrationViews(now)
+	c.migrations = s.migrationViews()
 	return c
 }
 
