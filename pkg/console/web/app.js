@@ -49,7 +49,7 @@ function resourceChip(node, r) {
 function loadBars(load) {
   const box = el("div", { class: "load" });
   if (!load.reported) { box.append(el("div", { class: "stale", text: "no NodeMetric reported" })); return box; }
-  if (load.stale) box.append(el("div", { class: "stale", "data-stale": "true", text: "stale metric (" + Math.round((Date.now() - Date.parse(load.updatedAt)) / 1000) + "s old): ignored" }));
+  if (load.stale) box.append(el("div", { class: "stale", "data-stale": "true", text: "stale metric (reported " + new Date(load.updatedAt).toLocaleTimeString() + "): ignored" }));
   for (const r of load.resources) {
     const bar = el("div", { class: "bar" + (r.over ? " over" : "") }, el("div", { class: "fill", style: "width:" + Math.min(r.percent, 100) + "%" }));
     if (r.threshold > 0) bar.append(el("div", { class: "threshold", style: "left:" + Math.min(r.threshold, 100) + "%", title: "threshold " + r.threshold + "%" }));
