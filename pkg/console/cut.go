@@ -231,24 +231,15 @@ func cut(c *cluster, q Query) View {
 	namespaces := map[string]bool{}
 
 	// The nodes: those the filters match, the attention list, then the page.
-	var matched []int
-	var matchedPods [][]PodView
-	var podCounts []int
+	var matched, podCounts []int
 	for i := range c.nodes {
 		e := &c.nodes[i]
-		var pods []PodView
 		count := 0
 		for j := range e.pods {
 			p := &e.pods[j]
 			namespaces[p.Namespace] = true
-			if !f.podMatches(p) {
-				continue
-			}
-			count++
-			if len(pods) < maxCardPods {
-				pv := p.PodView
-				pv.Node = "" // the card's
-				pods = append(pods, pv)
+			if f.podMatches(p) {
+				count++
 			}
 		}
 		// A pod filter keeps the nodes with a matching pod; restricted nodes are there only for
@@ -266,7 +257,6 @@ func cut(c *cluster, q Query) View {
 			continue
 		}
 		matched = append(matched, i)
-		matchedPods = append(matchedPods, pods)
 		podCounts = append(podCounts, count)
 	}
 	slices.SortFunc(v.Attention.Nodes, compareAttention)
@@ -275,10 +265,18 @@ func cut(c *cluster, q Query) View {
 	v.Pages = max((len(matched)+q.PageSize-1)/q.PageSize, 1)
 	q.Page = min(q.Page, v.Pages)
 	for k := (q.Page - 1) * q.PageSize; k < min(q.Page*q.PageSize, len(matched)); k++ {
-		n := c.nodes[matched[k]].view
-		n.Pods, n.PodCount = matchedPods[k], podCounts[k]
-		if n.Pods == nil {
-			n.Pods = []PodView{}
+		e := &c.nodes[matched[k]]
+		n := e.view
+		n.Pods, n.PodCount = []PodView{}, podCounts[k]
+		for j := range e.pods {
+			if len(n.Pods) == maxCardPods {
+				break
+			}
+			if p := &e.pods[j]; f.podMatches(p) {
+				pv := p.PodView
+				pv.Node = "" // the card's
+				n.Pods = append(n.Pods, pv)
+			}
 		}
 		v.Nodes = append(v.Nodes, n)
 	}
