@@ -141,7 +141,8 @@ func TestCutAttention(t *testing.T) {
 			Spec: schedv1alpha1.PodMigrationSpec{PodName: "h1"}, Status: schedv1alpha1.PodMigrationStatus{Phase: schedv1alpha1.PodMigrationRunning}},
 		&schedv1alpha1.PodMigration{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "done", CreationTimestamp: metav1.NewTime(now.Add(-time.Minute))},
 			Spec: schedv1alpha1.PodMigrationSpec{PodName: "h2"}, Status: schedv1alpha1.PodMigrationStatus{Phase: schedv1alpha1.PodMigrationSucceeded}})
-	c := newTestState(t, objs...).snapshot(now)
+	s := newTestState(t, objs...)
+	c := s.snapshot(now)
 	c.evictions = []Eviction{
 		{Namespace: "demo", Pod: "held", Held: "workload budget"},
 		{Namespace: "demo", Pod: "terminating"},
@@ -149,6 +150,7 @@ func TestCutAttention(t *testing.T) {
 		{Namespace: "demo", Pod: "replaced-pending", Replacement: "r1"},
 		{Namespace: "demo", Pod: "replaced-bound", Replacement: "r2", ReplacementNode: "fine"},
 	}
+	c.live = s.evictedLive(c.evictions)
 
 	v := cut(c, Query{})
 	want := []AttentionNode{
@@ -207,5 +209,36 @@ func TestParseQuery(t *testing.T) {
 		if _, err := ParseQuery(url.Values{param: {value}}); err == nil || err.Error()[:len(param)+1] != param+":" {
 			t.Errorf("%s=%q: %v, want an error naming %s", param, value, err, param)
 		}
+	}
+}
+
+// The server's side of a page at the scale benchmark's size: 5000 nodes with a NodeMetric and a CR,
+// 100k pods (20 a node): building the snapshot, and cutting one page from it.
+func BenchmarkSnapshotAndCut(b *testing.B) {
+	var objs []runtime.Object
+	for i := range 5000 {
+		name := fmt.Sprintf("node-%04d", i)
+		objs = append(objs, node(name, "8"), metric(name, "7", now), &schedv1alpha1.ClusterScopedResource{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: schedv1alpha1.ClusterScopedResourceSpec{ResourcesFilter: map[corev1.ResourceName]bool{"cpu": true, "memory": i%100 != 1}}})
+		for j := range 20 {
+			p := pod(fmt.Sprintf("p-%04d-%02d", i, j), name, "rs", now)
+			p.Spec.Containers = []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("500Mi")}}}}
+			objs = append(objs, p)
+		}
+	}
+	s := newTestState(b, objs...)
+	b.Run("snapshot", func(b *testing.B) {
+		for b.Loop() {
+			s.snapshot(now)
+		}
+	})
+	c := s.snapshot(now)
+	for _, q := range []Query{{}, {Namespace: "demo", Workload: "p-0042"}, {Attention: true, Page: 3}} {
+		b.Run(fmt.Sprintf("cut %+v", q), func(b *testing.B) {
+			for b.Loop() {
+				cut(c, q)
+			}
+		})
 	}
 }

@@ -26,7 +26,7 @@ var now = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 
 // newTestState fills a state's caches with objs, as the informers would (pods through the same
 // handlers).
-func newTestState(t *testing.T, objs ...runtime.Object) *state {
+func newTestState(t testing.TB, objs ...runtime.Object) *state {
 	t.Helper()
 	idx := func(extra cache.Indexers) cache.Indexer {
 		indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}

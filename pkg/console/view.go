@@ -98,7 +98,8 @@ type cluster struct {
 	// evictions are the newest maxEvictions rows of the timeline, newest first.
 	evictions  []Eviction
 	migrations []MigrationView
-	// live holds the namespace/name of every live pod (for the evictions in flight).
+	// live holds the namespace/name of the evicted pods (evictions' rows) still in the cache, for
+	// the evictions in flight.
 	live       map[string]bool
 	playground bool
 }
@@ -118,14 +119,13 @@ type podEntry struct {
 
 // snapshot reads the caches. now is the time metrics are aged against.
 func (s *state) snapshot(now time.Time) *cluster {
-	c := &cluster{playground: s.playground, live: map[string]bool{}}
+	c := &cluster{playground: s.playground}
 	nodes, _ := s.nodes.List(labels.Everything())
 	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 	pods, _ := s.pods.List(labels.Everything())
 	byNode := map[string][]podEntry{}
 	bound := map[string][]*corev1.Pod{}
 	for _, p := range pods {
-		c.live[p.Namespace+"/"+p.Name] = true
 		if p.Spec.NodeName != "" {
 			bound[p.Spec.NodeName] = append(bound[p.Spec.NodeName], p)
 		}
@@ -167,8 +167,20 @@ func (s *state) snapshot(now time.Time) *cluster {
 		c.nodes = append(c.nodes, e)
 	}
 	c.evictions = s.evictions(pods)
+	c.live = s.evictedLive(c.evictions)
 	c.migrations = s.migrationViews()
 	return c
+}
+
+// evictedLive returns the namespace/name of the evicted pods still in the cache.
+func (s *state) evictedLive(evs []Eviction) map[string]bool {
+	live := map[string]bool{}
+	for _, e := range evs {
+		if _, err := s.pods.Pods(e.Namespace).Get(e.Pod); err == nil {
+			live[e.Namespace+"/"+e.Pod] = true
+		}
+	}
+	return live
 }
 
 func comparePods(a, b podEntry) int {
