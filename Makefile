@@ -25,7 +25,7 @@ UNIT_PKGS := ./apis/... ./pkg/... ./cmd/... ./manifests/... ./hack/release/
 # builds bin/kubectl-NAME: the name kubectl looks for on PATH.
 COMMANDS := $(notdir $(patsubst %/,%,$(dir $(wildcard cmd/*/main.go))))
 
-.PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench bench-scale soak kubectl fuzz simulate
+.PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench bench-scale bench-console soak kubectl fuzz simulate
 .PHONY: static images dockerfiles test-images chart-crds chart-docs monitoring release-kubectl
 
 # Images: every cmd/NAME is a product (bin/images/accord-NAME.tar) except the playground and the
@@ -124,6 +124,17 @@ bench-scale:
 	  $(GO) test -count=1 -v -timeout 120m $(TEST_FLAGS) -run '^($(SCALE_TESTS))$$' ./test/scale/ >$$log 2>&1; rc=$$?; \
 	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|scale_test.go:[0-9]+: ([0-9]+ |[a-z-]+: during the run)|event_test.go:[0-9]+: (trial|descheduler per)' $$log; \
 	if [ $$rc -ne 0 ]; then tail -n 200 $$log; fi; rm -f $$log; exit $$rc
+
+# The console at scale (test/scale TestConsoleScale, issue #39; figures in test/scale/README.md,
+# Console): accord-console on a control plane with NODES nodes and BOUND_PODS bound pods of the
+# heterogeneous population, its page in Chromium: first render, an update's repaint, bytes pushed per
+# update (FIGURE). `make test` runs it at the smoke size.
+bench-console:
+	@log=$$(mktemp); \
+	ACCORD_SCALE=1 ACCORD_SCALE_NODES=$(NODES) ACCORD_SCALE_BOUND_PODS=$(BOUND_PODS) \
+	  $(GO) test -count=1 -v -timeout 60m $(TEST_FLAGS) -run '^TestConsoleScale$$' ./test/scale/ >$$log 2>&1; rc=$$?; \
+	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|console_test.go:[0-9]+: ' $$log; \
+	if [ $$rc -ne 0 ]; then tail -n 100 $$log; fi; rm -f $$log; exit $$rc
 
 # The soak (test/scale TestSoak, issue #35; method and figures in test/scale/README.md, Soak): the real
 # accord-scheduler and accord-descheduler on a local control plane (controllers and the node simulator)

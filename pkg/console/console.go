@@ -1,7 +1,8 @@
 // Package console is accord-console: a read-only web console of an Accord cluster. It reads the
 // cluster through one set of shared informers (core nodes, pods and Events; Accord's
 // ClusterScopedResources and NodeMetrics) and serves one embedded page, kept live with server-sent
-// events: the node grid (CR resources and scores, NodeMetric usage against the LoadAware thresholds,
+// events, each page getting only the view it shows (its query: filters and page; see cut): what
+// needs attention first, then the paged node grid (CR resources and scores, NodeMetric usage against the LoadAware thresholds,
 // taints, pods), pending pods with the scheduler's reason, the timeline of the descheduler's
 // evictions and where the replacements landed, and explain (the descheduler's own dry-run cycle).
 // In playground mode it also serves write controls (Controls).
@@ -215,11 +216,11 @@ func (s *Server) Serve(ctx context.Context) error {
 	err = crdcheck.WaitForSync(ctx, crdcheck.SyncOptions{Timeout: s.opts.CacheSyncTimeout, What: "console", OnWaiting: s.handler.setNotReady},
 		[]crdcheck.Factory{s.kf, s.af})
 	if err == nil {
-		// The first View before /readyz says ready, so /api/state answers as soon as it does.
-		s.publish(logger)
+		// The first snapshot before /readyz says ready, so /api/state answers as soon as it does.
+		built := s.publish(logger)
 		s.handler.setNotReady("")
 		logger.Info("Console caches synced; the page is live")
-		err = s.publishLoop(ctx)
+		err = s.publishLoop(ctx, built)
 	} else {
 		s.handler.setNotReady(err.Error())
 	}
@@ -271,16 +272,19 @@ func (s *Server) serveHTTP(ctx context.Context) (<-chan error, error) {
 	return stopped, nil
 }
 
-// publish rebuilds the View and hands it to the subscribers.
-func (s *Server) publish(logger klog.Logger) {
-	if _, err := s.handler.hub.publish(s.handler.state.buildView(time.Now())); err != nil {
-		logger.Error(err, "Encoding the console's view")
-	}
+// publish rebuilds the snapshot and hands it to the subscribers; it returns how long the build took.
+func (s *Server) publish(logger klog.Logger) time.Duration {
+	start := time.Now()
+	c := s.handler.state.snapshot(start)
+	took := time.Since(start)
+	s.handler.hub.publish(c)
+	logger.V(4).Info("Published a snapshot", "nodes", len(c.nodes), "pending", len(c.pending), "took", took)
+	return took
 }
 
-// publishLoop rebuilds the View on changes (coalesced) and every refreshInterval, until ctx ends;
-// Serve published the first one.
-func (s *Server) publishLoop(ctx context.Context) error {
+// publishLoop rebuilds the snapshot on changes (coalesced, publishDelay) and every refreshInterval,
+// until ctx ends; built is how long the first one, which Serve published, took.
+func (s *Server) publishLoop(ctx context.Context, built time.Duration) error {
 	logger := klog.FromContext(ctx).WithName("console")
 	tick := time.NewTicker(refreshInterval)
 	defer tick.Stop()
@@ -294,9 +298,9 @@ func (s *Server) publishLoop(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(minPublishInterval):
+		case <-time.After(publishDelay(built)):
 		}
-		s.publish(logger)
+		built = s.publish(logger)
 	}
 }
 

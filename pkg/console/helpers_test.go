@@ -26,7 +26,7 @@ var now = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 
 // newTestState fills a state's caches with objs, as the informers would (pods through the same
 // handlers).
-func newTestState(t *testing.T, objs ...runtime.Object) *state {
+func newTestState(t testing.TB, objs ...runtime.Object) *state {
 	t.Helper()
 	idx := func(extra cache.Indexers) cache.Indexer {
 		indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
@@ -118,4 +118,9 @@ func newTestHandler(t *testing.T, s *state, controls Controls) *handler {
 	h := &handler{logger: logger, state: s, hub: newHub(), controls: controls}
 	h.setNotReady("")
 	return h
+}
+
+// buildView is the whole cluster's View as one page (the tests' clusters fit on one).
+func (s *state) buildView(now time.Time) View {
+	return cut(s.snapshot(now), Query{PageSize: MaxPageSize})
 }

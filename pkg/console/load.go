@@ -21,7 +21,7 @@ func loadView(nm *slov1alpha1.NodeMetric, allocatable corev1.ResourceList, pods 
 		return lv
 	}
 	lv.Reported = true
-	lv.AgeSeconds = int64(now.Sub(nm.Status.UpdateTime.Time) / time.Second)
+	lv.UpdatedAt = nm.Status.UpdateTime.Time
 	lv.Stale = !constraints.MetricFresh(nm, now, th.MaxAge)
 	names := []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}
 	for name := range th.Percent {

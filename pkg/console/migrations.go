@@ -29,12 +29,13 @@ type MigrationView struct {
 	// really runs.
 	Replacement     string `json:"replacement,omitempty"`
 	ReplacementNode string `json:"replacementNode,omitempty"`
-	AgeSeconds      int64  `json:"ageSeconds"`
+	// Created is when the PodMigration was created.
+	Created time.Time `json:"created"`
 }
 
 // migrationViews lists the PodMigrations, newest first (then by namespace/name); none when the
 // cluster does not serve the PodMigration CRD (lister nil).
-func (s *state) migrationViews(now time.Time) []MigrationView {
+func (s *state) migrationViews() []MigrationView {
 	out := []MigrationView{}
 	if s.migrations == nil {
 		return out
@@ -65,7 +66,7 @@ func (s *state) migrationViews(now time.Time) []MigrationView {
 		out = append(out, MigrationView{Namespace: m.Namespace, Name: m.Name, Pod: m.Spec.PodName, Phase: phase,
 			Reason: m.Status.Reason, Message: m.Status.Message, SourceNode: m.Status.SourceNode, TargetNode: target,
 			Reservation: m.Status.ReservationName, Replacement: m.Status.ReplacementPod, ReplacementNode: replacementNode,
-			AgeSeconds: int64(now.Sub(m.CreationTimestamp.Time) / time.Second)})
+			Created: m.CreationTimestamp.Time})
 	}
 	return out
 }

@@ -66,8 +66,9 @@ func (s *viewScope) namespaceReads(ctx context.Context, logger klog.Logger, ns s
 	return r
 }
 
-// filter returns what of v the user may see; v is not modified.
-func (s *viewScope) filter(ctx context.Context, logger klog.Logger, v View) View {
+// filter returns what of c the user may see, before the view is cut (cut): counts, pages and the
+// attention summary then count only what the user may see. c is not modified.
+func (s *viewScope) filter(ctx context.Context, logger klog.Logger, c *cluster) *cluster {
 	reads := map[string]nsReads{}
 	may := func(ns string) nsReads {
 		r, ok := reads[ns]
@@ -77,24 +78,23 @@ func (s *viewScope) filter(ctx context.Context, logger klog.Logger, v View) View
 		}
 		return r
 	}
-	out := View{Nodes: []NodeView{}, Pending: []PodView{}, Evictions: []Eviction{}, Migrations: []MigrationView{}, Playground: v.Playground}
-	for _, n := range v.Nodes {
-		pods := []PodView{}
-		for _, p := range n.Pods {
+	out := &cluster{nodes: make([]nodeEntry, 0, len(c.nodes)), live: c.live, playground: c.playground}
+	for _, n := range c.nodes {
+		pods := make([]podEntry, 0, len(n.pods))
+		for _, p := range n.pods {
 			if may(p.Namespace).pods {
 				pods = append(pods, p)
 			}
 		}
 		if s.cluster {
-			n.Pods = pods
-			out.Nodes = append(out.Nodes, n)
+			out.nodes = append(out.nodes, nodeEntry{view: n.view, pods: pods})
 			continue
 		}
 		if len(pods) > 0 {
-			out.Nodes = append(out.Nodes, NodeView{Name: n.Name, Restricted: true, Pods: pods})
+			out.nodes = append(out.nodes, nodeEntry{view: NodeView{Name: n.view.Name, Restricted: true}, pods: pods})
 		}
 	}
-	for _, p := range v.Pending {
+	for _, p := range c.pending {
 		r := may(p.Namespace)
 		if !r.pods {
 			continue
@@ -102,16 +102,16 @@ func (s *viewScope) filter(ctx context.Context, logger klog.Logger, v View) View
 		if !r.events {
 			p.Reason = ""
 		}
-		out.Pending = append(out.Pending, p)
+		out.pending = append(out.pending, p)
 	}
-	for _, e := range v.Evictions {
+	for _, e := range c.evictions {
 		if r := may(e.Namespace); r.pods && r.events {
-			out.Evictions = append(out.Evictions, e)
+			out.evictions = append(out.evictions, e)
 		}
 	}
-	for _, m := range v.Migrations {
+	for _, m := range c.migrations {
 		if r := may(m.Namespace); r.pods && r.migrations {
-			out.Migrations = append(out.Migrations, m)
+			out.migrations = append(out.migrations, m)
 		}
 	}
 	return out

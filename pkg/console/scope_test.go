@@ -38,15 +38,18 @@ func sarClient(allowed ...string) (*kubefake.Clientset, *int) {
 
 func TestViewScopeFilter(t *testing.T) {
 	logger, ctx := ktesting.NewTestContext(t)
-	v := View{
-		Nodes: []NodeView{
-			{Name: "node-1", Ready: true, HasCR: true, Taints: []string{"t"}, Load: LoadView{Reported: true},
-				Pods: []PodView{{Namespace: "team-a", Name: "a1", Node: "node-1"}, {Namespace: "team-b", Name: "b1", Node: "node-1"}}},
-			{Name: "node-2", Ready: true, Pods: []PodView{{Namespace: "team-b", Name: "b2", Node: "node-2"}}},
+	pe := func(ns, name, node, reason string) podEntry {
+		return podEntry{PodView: PodView{Namespace: ns, Name: name, Node: node, Reason: reason}}
+	}
+	c := &cluster{
+		nodes: []nodeEntry{
+			{view: NodeView{Name: "node-1", Ready: true, HasCR: true, Taints: []string{"t"}, Load: LoadView{Reported: true}},
+				pods: []podEntry{pe("team-a", "a1", "node-1", ""), pe("team-b", "b1", "node-1", "")}},
+			{view: NodeView{Name: "node-2", Ready: true}, pods: []podEntry{pe("team-b", "b2", "node-2", "")}},
 		},
-		Pending:    []PodView{{Namespace: "team-a", Name: "a2", Reason: "0/2 nodes"}, {Namespace: "team-b", Name: "b3", Reason: "0/2 nodes"}},
-		Evictions:  []Eviction{{Namespace: "team-a", Pod: "a0"}, {Namespace: "team-b", Pod: "b0"}},
-		Migrations: []MigrationView{{Namespace: "team-a", Name: "move-a1", Pod: "a1"}, {Namespace: "team-b", Name: "move-b1", Pod: "b1"}},
+		pending:    []podEntry{pe("team-a", "a2", "", "0/2 nodes"), pe("team-b", "b3", "", "0/2 nodes")},
+		evictions:  []Eviction{{Namespace: "team-a", Pod: "a0"}, {Namespace: "team-b", Pod: "b0"}},
+		migrations: []MigrationView{{Namespace: "team-a", Name: "move-a1", Pod: "a1"}, {Namespace: "team-b", Name: "move-b1", Pod: "b1"}},
 	}
 	user := &authenticationv1.UserInfo{Username: "alice"}
 	names := func(pods []PodView) []string {
@@ -61,7 +64,7 @@ func TestViewScopeFilter(t *testing.T) {
 	// and a1.
 	client, _ := sarClient("alice list pods team-a", "alice list events team-a", "alice list podmigrations team-a")
 	sc := &viewScope{access: NewAccess(client, AccessOptions{}), user: user}
-	got := sc.filter(ctx, logger, v)
+	got := cut(sc.filter(ctx, logger, c), Query{})
 	if len(got.Nodes) != 1 || got.Nodes[0].Name != "node-1" || !got.Nodes[0].Restricted || got.Nodes[0].HasCR || got.Nodes[0].Load.Reported || got.Nodes[0].Taints != nil {
 		t.Errorf("nodes: %+v, want node-1 restricted, without its state", got.Nodes)
 	} else if p := names(got.Nodes[0].Pods); !slices.Equal(p, []string{"team-a/a1"}) {
@@ -76,7 +79,10 @@ func TestViewScopeFilter(t *testing.T) {
 	if len(got.Migrations) != 1 || got.Migrations[0].Name != "move-a1" {
 		t.Errorf("migrations: %+v, want team-a's only", got.Migrations)
 	}
-	if len(v.Nodes[0].Pods) != 2 || len(v.Pending) != 2 {
+	if len(got.Namespaces) != 1 || got.Namespaces[0] != "team-a" || got.NodesTotal != 1 || got.Attention.PendingTotal != 1 {
+		t.Errorf("counts and namespaces beyond the user's scope: %v, %d nodes, %d pending", got.Namespaces, got.NodesTotal, got.Attention.PendingTotal)
+	}
+	if len(c.nodes[0].pods) != 2 || len(c.pending) != 2 {
 		t.Error("filter modified the shared View")
 	}
 
@@ -84,7 +90,7 @@ func TestViewScopeFilter(t *testing.T) {
 	// reads, every node keeps its state.
 	client, _ = sarClient("alice list pods team-a")
 	sc = &viewScope{access: NewAccess(client, AccessOptions{}), user: user, cluster: true}
-	got = sc.filter(ctx, logger, v)
+	got = cut(sc.filter(ctx, logger, c), Query{})
 	if len(got.Nodes) != 2 || got.Nodes[0].Restricted || !got.Nodes[0].HasCR || len(got.Nodes[1].Pods) != 0 {
 		t.Errorf("nodes with the cluster-scoped reads: %+v", got.Nodes)
 	}
@@ -103,9 +109,7 @@ func TestAccessScopesTheView(t *testing.T) {
 	other.Namespace = "team-b"
 	s := newTestState(t, node("node-1", "4"), pod("a1", "node-1", "", now), other)
 	h := newTestHandler(t, s, nil)
-	if _, err := h.hub.publish(s.buildView(now)); err != nil {
-		t.Fatal(err)
-	}
+	h.hub.publish(s.snapshot(now))
 	client, reviews := sarClient("alice list pods demo", "alice list events demo")
 	client.PrependReactor("create", "tokenreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		tr := a.(k8stesting.CreateAction).GetObject().(*authenticationv1.TokenReview)

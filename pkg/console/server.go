@@ -116,15 +116,20 @@ func (h *handler) readyz(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
-// stateJSON returns the latest View, what of it the user may read (503 before the caches have
-// synced).
+// stateJSON returns the View the query parameters ask for, of what the user may read (503 before
+// the caches have synced, 400 naming a bad parameter).
 func (h *handler) stateJSON(w http.ResponseWriter, r *http.Request) {
-	p := h.hub.current()
-	if p == nil {
+	q, err := ParseQuery(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c := h.hub.current()
+	if c == nil {
 		http.Error(w, "the informer caches have not synced yet", http.StatusServiceUnavailable)
 		return
 	}
-	data, err := h.encodeFor(r.Context(), p)
+	data, err := json.Marshal(h.viewFor(r.Context(), c, q))
 	if err != nil {
 		http.Error(w, "encoding the view: "+err.Error(), http.StatusInternalServerError)
 		return
@@ -133,20 +138,25 @@ func (h *handler) stateJSON(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
-// encodeFor returns p's encoding for the request's user: the shared one for a user who may read
-// the whole cluster (and without Access), else the View filtered to what the user may read.
-func (h *handler) encodeFor(ctx context.Context, p *published) ([]byte, error) {
-	sc := scopeFrom(ctx)
-	if sc == nil {
-		return p.data, nil
+// viewFor cuts the View q asks for from c, after the request's user's scope.
+func (h *handler) viewFor(ctx context.Context, c *cluster, q Query) View {
+	if sc := scopeFrom(ctx); sc != nil {
+		c = sc.filter(ctx, h.logger, c)
 	}
-	return json.Marshal(sc.filter(ctx, h.logger, p.view))
+	return cut(c, q)
 }
 
-// stream sends the View as server-sent events ("view"), the latest at once and then every change.
-// Open streams are bounded (maxStreams in all, Access's per session); with Access, the caller is
-// checked again every accessCacheTTL and the stream closed once refused.
+// stream sends the View the query parameters ask for as server-sent events: at once as a whole
+// ("view"), then what a new snapshot changes in it ("update", streamEncoder). The page reopens the
+// stream when its query changes. Open streams are bounded (maxStreams in all, Access's per
+// session); with Access, the caller is checked again every accessCacheTTL and the stream closed
+// once refused.
 func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
+	q, err := ParseQuery(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
@@ -187,6 +197,7 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
 	// A comment now and then keeps proxies from closing a quiet stream.
 	keepalive := time.NewTicker(streamKeepalive)
 	defer keepalive.Stop()
+	var enc streamEncoder
 	for {
 		select {
 		case <-r.Context().Done():
@@ -203,13 +214,16 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			flusher.Flush()
-		case p := <-ch:
-			data, err := h.encodeFor(ctx, p)
+		case c := <-ch:
+			event, data, err := enc.next(h.viewFor(ctx, c, q))
 			if err != nil {
 				h.logger.Error(err, "Encoding the view for a stream")
 				return
 			}
-			if _, err := fmt.Fprintf(w, "event: view\ndata: %s\n\n", data); err != nil {
+			if event == "" {
+				continue
+			}
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
 				return
 			}
 			flusher.Flush()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestHealthAndReadiness(t *testing.T) {
 
 func TestPageIsEmbedded(t *testing.T) {
 	m := newTestHandler(t, newTestState(t), nil).mux()
-	for path, want := range map[string]string{"/": "<title>Accord console</title>", "/app.js": "new EventSource(\"/api/stream\")", "/style.css": ".node"} {
+	for path, want := range map[string]string{"/": "<title>Accord console</title>", "/app.js": "new EventSource(\"/api/stream\"", "/style.css": ".node"} {
 		rec := do(t, m, "GET", path, "", "")
 		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("GET %s: %d, body without %q", path, rec.Code, want)
@@ -134,12 +135,7 @@ func TestExplainRunsTheDeschedulersExplain(t *testing.T) {
 
 func TestStateAndStream(t *testing.T) {
 	h := newTestHandler(t, newTestState(t, node("node-1", "4")), nil)
-	if sent, err := h.hub.publish(h.state.buildView(now)); !sent || err != nil {
-		t.Fatalf("first publish: sent %v, %v", sent, err)
-	}
-	if sent, _ := h.hub.publish(h.state.buildView(now)); sent {
-		t.Error("an unchanged view was sent again")
-	}
+	h.hub.publish(h.state.snapshot(now))
 	srv := httptest.NewServer(h.mux())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/api/state")
@@ -165,7 +161,7 @@ func TestStateAndStream(t *testing.T) {
 		t.Errorf("Content-Type %q", ct)
 	}
 	r := bufio.NewReader(resp.Body)
-	readView := func() View {
+	readData := func() []byte {
 		t.Helper()
 		for {
 			line, err := r.ReadString('\n')
@@ -173,24 +169,80 @@ func TestStateAndStream(t *testing.T) {
 				t.Fatalf("reading the stream: %v", err)
 			}
 			if data, ok := strings.CutPrefix(line, "data: "); ok {
-				var v View
-				if err := json.Unmarshal([]byte(data), &v); err != nil {
-					t.Fatal(err)
-				}
-				return v
+				return []byte(data)
 			}
 		}
+	}
+	readView := func() View {
+		t.Helper()
+		var v View
+		if err := json.Unmarshal(readData(), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
 	}
 	if v := readView(); len(v.Nodes) != 1 {
 		t.Errorf("first streamed view: %+v", v)
 	}
-	// A change reaches the open stream.
-	next := h.state.buildView(now)
-	next.Nodes = append(next.Nodes, NodeView{Name: "node-2"})
-	if _, err := h.hub.publish(next); err != nil {
+	// A snapshot that does not change the stream's view is not sent; a change is.
+	h.hub.publish(h.state.snapshot(now))
+	next := h.state.snapshot(now)
+	next.nodes = append(next.nodes, nodeEntry{view: NodeView{Name: "node-2"}})
+	h.hub.publish(next)
+	var u viewUpdate
+	if err := json.Unmarshal(readData(), &u); err != nil || !slices.Equal(u.Order, []string{"node-1", "node-2"}) || len(u.Cards) != 1 || !strings.Contains(string(u.Cards[0]), `"node-2"`) {
+		t.Errorf("the update: %+v (%v), want the new order and node-2's card only (and no repeat of the first view)", u, err)
+	}
+	// The stream's query cuts its view; a bad one is refused naming the parameter.
+	resp, err = http.Get(srv.URL + "/api/state?node=node-2&pageSize=1")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if v := readView(); len(v.Nodes) != 2 || v.Nodes[1].Name != "node-2" {
-		t.Errorf("second streamed view: %+v", v)
+	err = json.NewDecoder(resp.Body).Decode(&v)
+	resp.Body.Close()
+	if err != nil || len(v.Nodes) != 1 || v.Nodes[0].Name != "node-2" || v.NodesMatched != 1 || v.NodesTotal != 2 {
+		t.Errorf("/api/state?node=node-2: %+v (%v)", v, err)
+	}
+	for _, path := range []string{"/api/state?page=0", "/api/stream?pageSize=1000", "/api/state?attention=maybe"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := new(strings.Builder)
+		_, _ = bufio.NewReader(resp.Body).WriteTo(body)
+		resp.Body.Close()
+		param := strings.SplitN(strings.SplitN(path, "?", 2)[1], "=", 2)[0]
+		if resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(body.String(), param+":") {
+			t.Errorf("GET %s: %d %q, want 400 naming %s", path, resp.StatusCode, body, param)
+		}
+	}
+}
+
+// A stream sends its View whole once, then only what changed: nothing for an unchanged View, the
+// changed fields and cards, the order when the page's cards change.
+func TestStreamEncoder(t *testing.T) {
+	var e streamEncoder
+	v := View{Nodes: []NodeView{{Name: "a"}, {Name: "b"}}, NodesTotal: 2, Pending: []PodView{}}
+	event, data, err := e.next(v)
+	var whole View
+	if err != nil || event != "view" || json.Unmarshal(data, &whole) != nil || len(whole.Nodes) != 2 || whole.NodesTotal != 2 {
+		t.Fatalf("first: %s %s %v, want the whole view", event, data, err)
+	}
+	if event, data, _ := e.next(v); event != "" {
+		t.Errorf("unchanged: %s %s, want nothing", event, data)
+	}
+	v.Nodes = []NodeView{{Name: "a"}, {Name: "b", Unschedulable: true}}
+	v.Pending = []PodView{{Namespace: "demo", Name: "p"}}
+	event, data, _ = e.next(v)
+	var u viewUpdate
+	if err := json.Unmarshal(data, &u); err != nil || event != "update" || u.Order != nil || len(u.Cards) != 1 || !strings.Contains(string(u.Cards[0]), `"unschedulable":true`) ||
+		len(u.Fields) != 1 || u.Fields["pending"] == nil {
+		t.Errorf("one card and the pending pods changed: %s %s", event, data)
+	}
+	v.Nodes = v.Nodes[1:]
+	event, data, _ = e.next(v)
+	u = viewUpdate{}
+	if err := json.Unmarshal(data, &u); err != nil || event != "update" || !slices.Equal(u.Order, []string{"b"}) || len(u.Cards) != 0 || len(u.Fields) != 0 {
+		t.Errorf("a card gone: %s %s, want the new order only", event, data)
 	}
 }

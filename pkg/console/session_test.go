@@ -71,9 +71,7 @@ func sessionHandler(t *testing.T, opts AccessOptions) (*handler, *Access) {
 	t.Helper()
 	s := newTestState(t, node("node-1", "4"), pod("a1", "node-1", "", now))
 	h := newTestHandler(t, s, nil)
-	if _, err := h.hub.publish(s.buildView(now)); err != nil {
-		t.Fatal(err)
-	}
+	h.hub.publish(s.snapshot(now))
 	client, _ := reviewClient(t)
 	h.access = NewAccess(client, opts)
 	return h, h.access
@@ -298,9 +296,7 @@ func TestStreamsAreCappedAndRechecked(t *testing.T) {
 func TestHostAllowList(t *testing.T) {
 	s := newTestState(t)
 	h := newTestHandler(t, s, &fakeControls{})
-	if _, err := h.hub.publish(s.buildView(now)); err != nil {
-		t.Fatal(err)
-	}
+	h.hub.publish(s.snapshot(now))
 	h.allowedHosts = []string{"localhost:8080", "127.0.0.1:8080", "[::1]:8080"}
 	m := h.mux()
 	for _, tc := range []struct {

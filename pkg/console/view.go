@@ -11,17 +11,6 @@ import (
 	"github.com/accord-sched/accord/pkg/constraints"
 )
 
-// View is what the page shows: the whole state, sent on every change.
-type View struct {
-	Nodes     []NodeView `json:"nodes"`
-	Pending   []PodView  `json:"pending"`
-	Evictions []Eviction `json:"evictions"`
-	// Migrations are the PodMigrations, newest first.
-	Migrations []MigrationView `json:"migrations"`
-	// Playground is true when the playground's write controls are enabled.
-	Playground bool `json:"playground"`
-}
-
 // NodeView is one card of the node grid.
 type NodeView struct {
 	Name          string   `json:"name"`
@@ -32,7 +21,13 @@ type NodeView struct {
 	Resources []ResourceView `json:"resources"`
 	HasCR     bool           `json:"hasCR"`
 	Load      LoadView       `json:"load"`
-	Pods      []PodView      `json:"pods"`
+	// Pods are the node's pods the view's filter matches, at most maxCardPods of them; PodCount is
+	// how many it matches in all.
+	Pods     []PodView `json:"pods"`
+	PodCount int       `json:"podCount"`
+	// Violators are the pods on the node that request a resource its ClusterScopedResource does not
+	// enable (constraints.FitCR, the rule of NodeCRDResourceFit); a node without a CR counts none.
+	Violators int `json:"violators,omitempty"`
 	// Restricted is true when the user may not read the cluster-scoped state: the card holds only
 	// the node's name and the user's pods on it (see viewScope).
 	Restricted bool `json:"restricted,omitempty"`
@@ -52,8 +47,9 @@ type LoadView struct {
 	// Stale is true when the metric is missing or older than the expiration: the scheduler and
 	// descheduler ignore it.
 	Stale bool `json:"stale"`
-	// AgeSeconds is the metric's age.
-	AgeSeconds int64 `json:"ageSeconds"`
+	// UpdatedAt is when the metric was reported (the page ages it: a View that carried the age
+	// would change every second).
+	UpdatedAt time.Time `json:"updatedAt"`
 	// EstimatedPods and GonePods are the pods the usage estimate counts beyond the report (assigned
 	// since) and takes off it (left since).
 	EstimatedPods int            `json:"estimatedPods"`
@@ -73,8 +69,9 @@ type LoadResource struct {
 
 // PodView is a pod on a node or pending.
 type PodView struct {
-	Namespace   string `json:"namespace"`
-	Name        string `json:"name"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Node is the pod's node (empty on a node card: the card's).
 	Node        string `json:"node,omitempty"`
 	Phase       string `json:"phase"`
 	Terminating bool   `json:"terminating,omitempty"`
@@ -90,16 +87,43 @@ type Thresholds struct {
 	Estimator *constraints.UsageEstimator
 }
 
-// buildView reads the caches. now is the time metrics are aged against.
-func (s *state) buildView(now time.Time) View {
-	v := View{Nodes: []NodeView{}, Pending: []PodView{}, Playground: s.playground}
+// cluster is one snapshot of everything the page can show, built from the informer caches on
+// every change (state.snapshot) and never sent whole: each page gets the cut of it its query asks
+// for (cut), after its user's scope (viewScope.filter).
+type cluster struct {
+	// nodes are sorted by name; each holds its live pods, sorted by namespace and name.
+	nodes []nodeEntry
+	// pending are the pods no node was assigned, sorted by namespace and name.
+	pending []podEntry
+	// evictions are the newest maxEvictions rows of the timeline, newest first.
+	evictions  []Eviction
+	migrations []MigrationView
+	// live holds the namespace/name of the evicted pods (evictions' rows) still in the cache, for
+	// the evictions in flight.
+	live       map[string]bool
+	playground bool
+}
+
+// nodeEntry is one node of the snapshot: its card without pods, and its pods.
+type nodeEntry struct {
+	view NodeView
+	pods []podEntry
+}
+
+// podEntry is a pod of the snapshot with the workload the filter matches: its controller's kind
+// and name ("" for none).
+type podEntry struct {
+	PodView
+	workload string
+}
+
+// snapshot reads the caches. now is the time metrics are aged against.
+func (s *state) snapshot(now time.Time) *cluster {
+	c := &cluster{playground: s.playground}
 	nodes, _ := s.nodes.List(labels.Everything())
 	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 	pods, _ := s.pods.List(labels.Everything())
-	slices.SortFunc(pods, func(a, b *corev1.Pod) int {
-		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
-	})
-	byNode := map[string][]PodView{}
+	byNode := map[string][]podEntry{}
 	bound := map[string][]*corev1.Pod{}
 	for _, p := range pods {
 		if p.Spec.NodeName != "" {
@@ -108,36 +132,72 @@ func (s *state) buildView(now time.Time) View {
 		if podPhaseDone(p) {
 			continue
 		}
-		pv := PodView{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Phase: string(p.Status.Phase), Terminating: p.DeletionTimestamp != nil}
+		pe := podEntry{PodView: PodView{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Phase: string(p.Status.Phase), Terminating: p.DeletionTimestamp != nil},
+			workload: workloadOf(p)}
 		if p.Spec.NodeName == "" {
-			pv.Reason = s.schedulingFailure(p)
-			v.Pending = append(v.Pending, pv)
+			pe.Reason = s.schedulingFailure(p)
+			c.pending = append(c.pending, pe)
 			continue
 		}
-		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], pv)
+		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], pe)
 	}
+	slices.SortFunc(c.pending, comparePods)
+	buf := make([]corev1.ResourceName, 0, 8)
+	c.nodes = make([]nodeEntry, 0, len(nodes))
 	for _, n := range nodes {
-		nv := NodeView{Name: n.Name, Ready: constraints.NodeReady(n), Unschedulable: n.Spec.Unschedulable, Pods: byNode[n.Name]}
-		if nv.Pods == nil {
-			nv.Pods = []PodView{}
-		}
+		e := nodeEntry{view: NodeView{Name: n.Name, Ready: constraints.NodeReady(n), Unschedulable: n.Spec.Unschedulable}, pods: byNode[n.Name]}
+		slices.SortFunc(e.pods, comparePods)
 		for _, t := range n.Spec.Taints {
-			nv.Taints = append(nv.Taints, taintString(t))
+			e.view.Taints = append(e.view.Taints, taintString(t))
 		}
 		if csr, err := s.csrs.Get(n.Name); err == nil {
-			nv.HasCR = true
-			nv.Resources = resourceViews(csr.Spec.ResourcesFilter, func(name corev1.ResourceName) int64 { return constraints.ResourceScore(csr, name) })
+			e.view.HasCR = true
+			e.view.Resources = resourceViews(csr.Spec.ResourcesFilter, func(name corev1.ResourceName) int64 { return constraints.ResourceScore(csr, name) })
+			for _, p := range bound[n.Name] {
+				if !podPhaseDone(p) && constraints.FitCR(csr, constraints.AppendRequestedResources(buf[:0], p), true).Rejected {
+					e.view.Violators++
+				}
+			}
 		}
 		nm, err := s.metrics.Get(n.Name)
 		if err != nil {
 			nm = nil
 		}
-		nv.Load = loadView(nm, n.Status.Allocatable, bound[n.Name], s.thresholds, now)
-		v.Nodes = append(v.Nodes, nv)
+		e.view.Load = loadView(nm, n.Status.Allocatable, bound[n.Name], s.thresholds, now)
+		c.nodes = append(c.nodes, e)
 	}
-	v.Evictions = s.evictions(pods)
-	v.Migrations = s.migrationViews(now)
-	return v
+	c.evictions = s.evictions(pods)
+	c.live = s.evictedLive(c.evictions)
+	c.migrations = s.migrationViews()
+	return c
+}
+
+// evictedLive returns the namespace/name of the evicted pods still in the cache.
+func (s *state) evictedLive(evs []Eviction) map[string]bool {
+	live := map[string]bool{}
+	for _, e := range evs {
+		if _, err := s.pods.Pods(e.Namespace).Get(e.Pod); err == nil {
+			live[e.Namespace+"/"+e.Pod] = true
+		}
+	}
+	return live
+}
+
+func comparePods(a, b podEntry) int {
+	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+// workloadOf is the pod's controller as kind/name ("" for none).
+func workloadOf(p *corev1.Pod) string {
+	for _, ref := range p.OwnerReferences {
+		if ref.Controller != nil && *ref.Controller {
+			return ref.Kind + "/" + ref.Name
+		}
+	}
+	return ""
 }
 
 func taintString(t corev1.Taint) string {

@@ -60,10 +60,10 @@ func TestNodeGrid(t *testing.T) {
 	}
 	want := NodeView{Name: "hot", Ready: true, Taints: []string{"dedicated=db:NoSchedule"}, HasCR: true,
 		Resources: []ResourceView{{Name: "cpu", Enabled: true}, {Name: "example.com/memory", Score: 55}},
-		Load: LoadView{Reported: true, AgeSeconds: 10, Resources: []LoadResource{
+		Load: LoadView{Reported: true, UpdatedAt: now.Add(-10 * time.Second), Resources: []LoadResource{
 			{Name: "cpu", Percent: 85, EstimatedPercent: 85, Threshold: 80, Over: true}, {Name: "memory", Percent: 10, EstimatedPercent: 10, Threshold: 80},
 		}},
-		Pods: []PodView{{Namespace: "demo", Name: "a", Node: "hot", Phase: "Running"}},
+		Pods: []PodView{{Namespace: "demo", Name: "a", Phase: "Running"}}, PodCount: 1,
 	}
 	if d := cmp.Diff(want, byName["hot"]); d != "" {
 		t.Errorf("hot node (-want +got):\n%s", d)
@@ -188,9 +188,9 @@ func TestMigrationViews(t *testing.T) {
 			ReservationName: "move-db-0-abcde", ReplacementPod: "db-0", ReplacementNode: "node-2"}}
 	v := newTestState(t, done, waiting).buildView(now)
 	want := []MigrationView{
-		{Namespace: "demo", Name: "move-web-1", Pod: "web-1", Phase: "Pending", TargetNode: "node-3", AgeSeconds: 10},
+		{Namespace: "demo", Name: "move-web-1", Pod: "web-1", Phase: "Pending", TargetNode: "node-3", Created: now.Add(-10 * time.Second)},
 		{Namespace: "demo", Name: "move-db-0", Pod: "db-0", Phase: "Succeeded", Reason: "Moved", SourceNode: "node-5", TargetNode: "node-2",
-			Reservation: "move-db-0-abcde", Replacement: "db-0", ReplacementNode: "node-2", AgeSeconds: 60},
+			Reservation: "move-db-0-abcde", Replacement: "db-0", ReplacementNode: "node-2", Created: now.Add(-time.Minute)},
 	}
 	if diff := cmp.Diff(want, v.Migrations); diff != "" {
 		t.Errorf("migrations (-want +got):\n%s", diff)

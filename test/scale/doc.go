@@ -22,5 +22,7 @@
 // printed, never asserted. TestSoak (ACCORD_SOAK=1, `make soak`) runs both binaries for many
 // descheduling cycles under churn on a control plane with controllers and the node simulator, and
 // prints the slope per 100 cycles of what must stay flat (RSS, goroutines, metric series, watches,
-// Reservations, PodMigrations, soft-eviction annotations).
+// Reservations, PodMigrations, soft-eviction annotations). TestConsoleScale (`make bench-console`)
+// opens accord-console's page in Chromium on the heterogeneous population and prints its first
+// render, an update's repaint and the bytes pushed per update.
 package scale
