@@ -15,7 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/reservationfirst"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/reservation"
 )
 
 // Result is one run: its trace (one line per step and per clock tick with something in it) and the
@@ -88,9 +91,9 @@ func (c Config) String() string {
 		}
 		ws = append(ws, s)
 	}
-	return fmt.Sprintf("zone=%s start=%s window=%v eventOnly=%t soft=%t background=%t perNode=%d maxMigrating=%d schedulerSimulation=%t singleReplica=%t nodes=%d workloads=[%s]",
+	return fmt.Sprintf("zone=%s start=%s window=%v eventOnly=%t soft=%t background=%t perNode=%d maxMigrating=%d schedulerSimulation=%t singleReplica=%t reservationFirst=%t nodes=%d workloads=[%s]",
 		c.Zone, c.Start.Format(time.RFC3339), c.Window, c.EventOnly, c.Soft, c.Background, c.PerNode, c.MaxMigrating,
-		c.SchedulerSimulation, c.SingleReplica, c.Nodes, strings.Join(ws, " "))
+		c.SchedulerSimulation, c.SingleReplica, c.ReservationFirst, c.Nodes, strings.Join(ws, " "))
 }
 
 // do runs one action, lets the cluster settle and checks the invariants.
@@ -213,6 +216,25 @@ func (w *world) do(a Action) error {
 		w.mu.Unlock()
 	case "restart":
 		if err := w.restart(); err != nil {
+			return err
+		}
+	case "leader":
+		// The leader loses its lease (a partition, a drained node): it stops, and no replica leads
+		// until another takes the lease over. B: accord-scheduler's leader (its reservation placer
+		// and collector; the placement of pods goes on), else accord-descheduler's.
+		if a.B && w.cfg.ReservationFirst {
+			w.stopPlacer()
+			time.Sleep(leaseGap)
+			w.reconcile()
+			if err := w.startPlacer(w.schedCfg); err != nil {
+				return err
+			}
+			break
+		}
+		w.stopDescheduler()
+		time.Sleep(leaseGap)
+		w.reconcile()
+		if err := w.startDescheduler(); err != nil {
 			return err
 		}
 	default:
@@ -353,7 +375,7 @@ func (w *world) check() error {
 	if v != "" {
 		return &violationError{v}
 	}
-	checks := []func() string{w.checkWindow, w.checkNoLeak, w.checkWindowLiveness, w.checkSoftCleared}
+	checks := []func() string{w.checkWindow, w.checkNoLeak, w.checkWindowLiveness, w.checkSoftCleared, w.checkReservations}
 	for _, c := range checks {
 		if msg := c(); msg != "" {
 			return &violationError{fmt.Sprintf("[%s] %s", w.now().In(w.loc).Format("2006-01-02 15:04:05 MST"), msg)}
@@ -397,8 +419,10 @@ func (w *world) checkNoLeak() string {
 	if total, _, _ := w.d.d.Limiter().InProgress().Counts("", ""); total != marked {
 		return fmt.Sprintf("invariant in-progress: the descheduler counts %d evictions in progress; %d pods are annotated in progress", total, marked)
 	}
-	if n := w.d.d.Limiter().InFlight(); n != 0 {
-		return fmt.Sprintf("invariant in-flight: %d evictions in flight while the descheduler is idle", n)
+	// Idle but for the reservation-first evictions that wait for their reservation to be placed.
+	waiting := w.awaitingPlacement(pods)
+	if n := w.d.d.Limiter().InFlight(); n != len(waiting) {
+		return fmt.Sprintf("invariant in-flight: %d evictions in flight while the descheduler is idle (%d wait for their reservation to be placed)", n, len(waiting))
 	}
 	budget := w.d.d.Limiter().Budget()
 	w.mu.Lock()
@@ -419,7 +443,7 @@ func (w *world) checkNoLeak() string {
 				continue
 			}
 			of = append(of, p)
-			if !ready(p) || w.inProgress(p) || softAnnotated(p) {
+			if !ready(p) || w.inProgress(p) || softAnnotated(p) || waiting[p.UID] {
 				still = false
 			}
 		}
@@ -503,4 +527,48 @@ func (w *world) checkSoftCleared() string {
 		}
 	}
 	return ""
+}
+
+// checkReservations (ReservationFirst): no reservation holds room, or waits to be placed, past its
+// expiry (the placer moves it on at its expireTime; a tick of slack, and a lease gap for a change of
+// the scheduler's leader).
+func (w *world) checkReservations() string {
+	if !w.cfg.ReservationFirst {
+		return ""
+	}
+	now := time.Now()
+	for _, r := range w.reservations() {
+		live := r.Status.Phase == "" || r.Status.Phase == schedv1alpha1.ReservationPending || r.Status.Phase == schedv1alpha1.ReservationAvailable
+		if exp := reservation.ExpireTime(r); live && now.After(exp.Add(tick+leaseGap)) {
+			return fmt.Sprintf("invariant reservation-ttl: reservation %s/%s is %q (node %q) %s after its expiry",
+				r.Namespace, r.Name, r.Status.Phase, r.Status.NodeName, now.Sub(exp))
+		}
+	}
+	return ""
+}
+
+// awaitingPlacement are the pods (present, not terminating) whose reservation-first eviction is
+// under way: the current descheduler made a reservation for the pod that is not Bound (the
+// plugin polls it every 100 ms and deletes it on every path that does not evict).
+func (w *world) awaitingPlacement(pods []*corev1.Pod) map[types.UID]bool {
+	waiting := map[types.UID]bool{}
+	if !w.cfg.ReservationFirst {
+		return waiting
+	}
+	live := map[string]bool{}
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil {
+			live[string(p.UID)] = true
+		}
+	}
+	for _, r := range w.reservations() {
+		uid := r.Labels[reservationfirst.LabelPodUID]
+		w.mu.Lock()
+		gen := w.rsvGen[r.Namespace+"/"+r.Name]
+		w.mu.Unlock()
+		if live[uid] && gen == w.gen && r.Status.Phase != schedv1alpha1.ReservationBound {
+			waiting[types.UID(uid)] = true
+		}
+	}
+	return waiting
 }

@@ -89,6 +89,19 @@ var scenarios = []scenario{{
 			t.Errorf("VMs not migrated in background: %+v", s)
 		}
 	},
+}, {
+	// Reservation-first: node0's GPU pods violate; each is evicted only once accord-scheduler's
+	// placer has placed a reservation for it on another node (invariant reservation-first), and
+	// its replacement lands there.
+	name: "reservation-first-evicts-into-placed-reservations",
+	cfg: Config{Zone: "Europe/Berlin", Start: berlin, ReservationFirst: true, Nodes: 3,
+		Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}, {Replicas: 3, GPU: true, Namespace: "ns-b"}}},
+	actions: []Action{setGPU(0, false), advance(20 * time.Minute), {Kind: "leader", B: true}, setGPU(1, false), advance(20 * time.Minute)},
+	check: func(t *testing.T, r Result, s summary) {
+		if s.evicted == 0 {
+			t.Errorf("nothing evicted: %+v", s)
+		}
+	},
 }}
 
 // TestScenarios runs each scenario; its invariants must hold.

@@ -102,6 +102,8 @@ func drawConfig(t *rapid.T) Config {
 	c.MaxMigrating = rapid.IntRange(0, 3).Draw(t, "maxMigratingPerWorkload")
 	c.SchedulerSimulation = rapid.Bool().Draw(t, "schedulerSimulation")
 	c.SingleReplica = rapid.IntRange(0, 3).Draw(t, "evictSingleReplicaWorkloads") == 0
+	// evictionMode Soft never calls the evict plugin (the policy refuses both).
+	c.ReservationFirst = !c.Soft && rapid.Bool().Draw(t, "reservationFirst")
 	c.Nodes = rapid.IntRange(3, 5).Draw(t, "nodes")
 	for i, n := 0, rapid.IntRange(2, 4).Draw(t, "workloads"); i < n; i++ {
 		c.Workloads = append(c.Workloads, Workload{
@@ -116,7 +118,7 @@ func drawConfig(t *rapid.T) Config {
 
 // kinds weighs the actions: the clock moves in about a third of the steps.
 var kinds = []string{"advance", "advance", "advance", "advance", "advance", "cr", "cr", "cr", "cr", "burst", "deletePod",
-	"addNode", "deleteNode", "taint", "answers", "restart"}
+	"addNode", "deleteNode", "taint", "answers", "restart", "leader"}
 
 func actionGen() *rapid.Generator[Action] {
 	return rapid.Custom(func(t *rapid.T) Action {
@@ -136,6 +138,8 @@ func actionGen() *rapid.Generator[Action] {
 			a.D = time.Duration(rapid.IntRange(0, 30).Draw(t, "graceSeconds")) * time.Second
 		case "addNode":
 			a.B = rapid.Bool().Draw(t, "gpuEnabled")
+		case "leader":
+			a.B = rapid.Bool().Draw(t, "scheduler")
 		case "deleteNode", "taint":
 			a.I = rapid.IntRange(0, 7).Draw(t, "node")
 		case "answers":

@@ -25,11 +25,13 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2"
+	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/nodecrdresourcefit"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/reservationfirst"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/policy"
@@ -38,6 +40,10 @@ import (
 	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 	"github.com/accord-sched/accord/pkg/informertransform"
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+	"github.com/accord-sched/accord/pkg/scheduler/frameworks"
+	schedplugins "github.com/accord-sched/accord/pkg/scheduler/plugins"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/reservation"
 )
 
 const (
@@ -52,6 +58,9 @@ const (
 	openGrace = 45 * time.Second
 	// vmMigration is how long the simulated KubeVirt controller takes to migrate a VM.
 	vmMigration = 2 * time.Minute
+	// leaseGap is how long no replica leads after a leader's lease is lost: the lease duration
+	// and a retry period the manifests ship (15 s + 2 s).
+	leaseGap = 17 * time.Second
 )
 
 var (
@@ -60,6 +69,8 @@ var (
 	nodesGVR = corev1.SchemeGroupVersion.WithResource("nodes")
 	rsGVR    = appsv1.SchemeGroupVersion.WithResource("replicasets")
 	crGVR    = schedv1alpha1.SchemeGroupVersion.WithResource("clusterscopedresources")
+	rsvGVR   = schedv1alpha1.SchemeGroupVersion.WithResource("reservations")
+	rsvGVK   = schedv1alpha1.SchemeGroupVersion.WithKind("Reservation")
 )
 
 // schedulerConfig is accord-scheduler's shipped configuration: the placement oracle and the
@@ -97,8 +108,11 @@ type Config struct {
 	// place elsewhere.
 	SchedulerSimulation bool
 	SingleReplica       bool
-	Nodes               int
-	Workloads           []Workload
+	// ReservationFirst enables the ReservationFirst evict plugin in the policy, and the Reservation
+	// plugin, its placer and its collector in accord-scheduler.
+	ReservationFirst bool
+	Nodes            int
+	Workloads        []Workload
 }
 
 // Action is one step of a run.
@@ -128,6 +142,11 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s node%d", a.Kind, a.I)
 	case "answers":
 		return fmt.Sprintf("answers w%d %v", a.I, a.Answers)
+	case "leader":
+		if a.B {
+			return "leader change: scheduler"
+		}
+		return "leader change: descheduler"
 	}
 	return a.Kind
 }
@@ -162,8 +181,15 @@ type world struct {
 
 	sched     *simulator.Simulator
 	schedStop func()
-	d         *instance
-	gen       int
+	// placerStop stops accord-scheduler's reservation placer and collector (ReservationFirst).
+	placerStop func()
+	schedCfg   *schedconfig.KubeSchedulerConfiguration
+	// rsvSeq numbers the reservations of each generateName (each pod).
+	rsvSeq map[string]int
+	// rsvGen: per reservation (namespace/name), the descheduler instance that made it.
+	rsvGen map[string]int
+	d      *instance
+	gen    int
 
 	mu        sync.Mutex
 	trace     []string
@@ -393,6 +419,8 @@ func (w *world) setup() error {
 	w.attempts = map[string]time.Time{}
 	w.winStarts = map[uint64]map[string]map[types.UID]bool{}
 	w.answers = map[types.UID][]string{}
+	w.rsvSeq = map[string]int{}
+	w.rsvGen = map[string]int{}
 	for i := 0; i < w.cfg.Nodes; i++ {
 		if err := w.addNode(i%3 != 2); err != nil {
 			return err
@@ -436,6 +464,15 @@ func (w *world) startScheduler() error {
 	if err != nil {
 		return err
 	}
+	if w.cfg.ReservationFirst {
+		// What the chart's scheduler configuration adds with descheduler.reservationFirst.
+		for i := range cfg.Profiles {
+			if cfg.Profiles[i].SchedulerName == schedulerName {
+				mp := &cfg.Profiles[i].Plugins.MultiPoint
+				mp.Enabled = append(mp.Enabled, schedconfig.Plugin{Name: reservation.Name})
+			}
+		}
+	}
 	ctx, cancel := context.WithCancel(w.ctx)
 	f := informers.NewSharedInformerFactory(w.kc, 0)
 	af := accordinformers.NewSharedInformerFactory(w.ac, 0)
@@ -453,12 +490,104 @@ func (w *world) startScheduler() error {
 		f.Shutdown()
 		af.Shutdown()
 	}
+	if w.cfg.ReservationFirst {
+		w.schedCfg = cfg
+		return w.startPlacer(cfg)
+	}
 	return nil
+}
+
+// startPlacer starts what accord-scheduler's leader runs beside its scheduling loop when a profile
+// enables the Reservation plugin (pkg/scheduler/server): the reservation placer, which places each
+// Pending reservation with that profile's framework, and the collector, which ends and deletes
+// reservations. The replacement pods are placed by the placement oracle (the simulator, whose
+// profile enables the Reservation plugin too, so they go into their reservations).
+func (w *world) startPlacer(cfg *schedconfig.KubeSchedulerConfiguration) error {
+	var profiles []schedconfig.KubeSchedulerProfile
+	for _, prof := range cfg.Profiles {
+		if prof.SchedulerName == schedulerName {
+			profiles = append(profiles, prof)
+		}
+	}
+	ctx, cancel := context.WithCancel(klog.NewContext(w.ctx, klog.Background()))
+	f := informers.NewSharedInformerFactory(w.kc, 0)
+	af := accordinformers.NewSharedInformerFactory(w.ac, 0)
+	crs := crcache.NewForFactory(af, nil)
+	fail := func(err error) error {
+		cancel()
+		return fmt.Errorf("the reservation placer: %w", err)
+	}
+	rsv, err := crs.Reservations(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	reg, err := frameworks.Registry(schedplugins.Registry(schedplugins.Descriptors(), crs))
+	if err != nil {
+		return fail(err)
+	}
+	placer, err := reservation.NewPlacer(ctx, reservation.PlacerConfig{
+		Profiles: profiles, ComponentConfigVersion: cfg.APIVersion, Registry: reg, Client: w.kc,
+		InformerFactory: f, Reservations: rsv, Ledger: reservation.LedgerOf(crs), Accord: w.ac,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	collector, err := reservation.NewCollector(reservation.CollectorConfig{Accord: w.ac, Reservations: rsv, Nodes: f.Core().V1().Nodes().Informer()})
+	if err != nil {
+		return fail(err)
+	}
+	f.Start(ctx.Done())
+	af.Start(ctx.Done())
+	var wg sync.WaitGroup
+	for _, run := range []func(context.Context) error{placer.Run, collector.Run} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := run(ctx); err != nil {
+				w.fail("accord-scheduler's reservation placer or collector: %v", err)
+			}
+		}()
+	}
+	synctest.Wait()
+	w.placerStop = func() {
+		cancel()
+		wg.Wait()
+		f.Shutdown()
+		af.Shutdown()
+	}
+	return nil
+}
+
+// stopPlacer stops the reservation placer and collector (a scheduler that loses its lease exits).
+func (w *world) stopPlacer() {
+	if w.placerStop != nil {
+		w.placerStop()
+		w.placerStop = nil
+		synctest.Wait()
+	}
 }
 
 // --- reactors: the apiserver's answers and the checks made at the moment of each request ------------
 
 func (w *world) installReactors() {
+	// The apiserver names a reservation from its generateName and stamps its UID and creation time
+	// (its TTL runs from it); the fake clientset does neither. Names are per pod, so they replay.
+	w.ac.PrependReactor("create", "reservations", func(action clienttesting.Action) (bool, k8sruntime.Object, error) {
+		r := action.(clienttesting.CreateAction).GetObject().(*schedv1alpha1.Reservation)
+		if r.Name == "" {
+			w.mu.Lock()
+			w.rsvSeq[r.GenerateName]++
+			n := w.rsvSeq[r.GenerateName]
+			w.mu.Unlock()
+			r.Name = fmt.Sprintf("%s%d", r.GenerateName, n)
+		}
+		r.UID = types.UID("uid-rsv-" + r.Name)
+		w.mu.Lock()
+		w.rsvGen[r.Namespace+"/"+r.Name] = w.gen
+		w.mu.Unlock()
+		r.CreationTimestamp = metav1.NewTime(time.Now().Truncate(time.Second))
+		return false, nil, nil
+	})
 	w.kc.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, k8sruntime.Object, error) {
 		if action.GetSubresource() != "eviction" {
 			return false, nil, nil
@@ -486,6 +615,13 @@ func (w *world) evict(ev *policyv1.Eviction) error {
 	}
 	if d := ev.DeleteOptions; d != nil && d.Preconditions != nil && d.Preconditions.UID != nil && *d.Preconditions.UID != p.UID {
 		return apierrors.NewConflict(podsGVR.GroupResource(), ev.Name, fmt.Errorf("UID precondition"))
+	}
+	// README: a pod of accord-scheduler is never evicted without a placed reservation (Available
+	// on a node other than its own), whatever the apiserver then answers.
+	if w.cfg.ReservationFirst && p.Spec.SchedulerName == schedulerName && p.DeletionTimestamp == nil {
+		if msg := w.reservationOf(p); msg != "" {
+			w.fail("invariant reservation-first: eviction of %s (node %s) requested %s", p.Name, p.Spec.NodeName, msg)
+		}
 	}
 	w.mu.Lock()
 	w.attempts[p.Spec.NodeName] = w.now()
@@ -541,6 +677,40 @@ func (w *world) evict(ev *policyv1.Eviction) error {
 	w.terminating[q.UID] = time.Now().Add(time.Duration(grace) * time.Second)
 	w.mu.Unlock()
 	return w.kc.Tracker().Update(podsGVR, q, q.Namespace)
+}
+
+// reservations are the cluster's Reservations, by name.
+func (w *world) reservations() []*schedv1alpha1.Reservation {
+	obj, err := w.ac.Tracker().List(rsvGVR, rsvGVK, "")
+	if err != nil {
+		panic(err)
+	}
+	list := obj.(*schedv1alpha1.ReservationList)
+	out := make([]*schedv1alpha1.Reservation, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Namespace+"/"+out[a].Name < out[b].Namespace+"/"+out[b].Name })
+	return out
+}
+
+// reservationOf is "" when a reservation made for p is placed (Available, not expired) on a node
+// other than p's, else what is wrong.
+func (w *world) reservationOf(p *corev1.Pod) string {
+	var seen []string
+	for _, r := range w.reservations() {
+		if r.Namespace != p.Namespace || r.Labels[reservationfirst.LabelPodUID] != string(p.UID) {
+			continue
+		}
+		if reservation.Holding(r, time.Now()) && r.Status.NodeName != p.Spec.NodeName {
+			return ""
+		}
+		seen = append(seen, fmt.Sprintf("%s %s on %q", r.Name, r.Status.Phase, r.Status.NodeName))
+	}
+	if len(seen) == 0 {
+		return "with no reservation"
+	}
+	return "with no placed reservation (" + strings.Join(seen, ", ") + ")"
 }
 
 func (w *world) refusal(p *corev1.Pod, answer string) {
@@ -826,12 +996,18 @@ func (w *world) policy() string {
 		fmt.Fprintf(&b, "  evictionWindows:\n  - {start: %q, end: %q, timeZone: %s}\n", w.cfg.Window[0], w.cfg.Window[1], w.cfg.Zone)
 	}
 	b.WriteString("  pluginConfig:\n  - name: DefaultEvictor\n  - name: NodeCRDResourceFit\n")
+	if w.cfg.ReservationFirst {
+		b.WriteString("  - name: ReservationFirst\n")
+	}
 	if w.cfg.SchedulerSimulation {
 		fmt.Fprintf(&b, "  - name: SchedulerSimulation\n    args: {schedulerConfigFile: %q}\n", schedulerConfig())
 	}
 	b.WriteString("  plugins:\n    deschedule: {enabled: [NodeCRDResourceFit]}\n")
 	if !w.cfg.SchedulerSimulation {
 		b.WriteString("    preEvictionFilter: {disabled: [SchedulerSimulation]}\n")
+	}
+	if w.cfg.ReservationFirst {
+		b.WriteString("    evict: {enabled: [ReservationFirst]}\n")
 	}
 	return b.String()
 }
@@ -945,6 +1121,7 @@ func (w *world) stopDescheduler() {
 
 func (w *world) close() {
 	w.stopDescheduler()
+	w.stopPlacer()
 	if w.schedStop != nil {
 		w.schedStop()
 	}

@@ -56,9 +56,13 @@ type PlacerConfig struct {
 	// ComponentConfigVersion is the scheduler configuration's apiVersion.
 	ComponentConfigVersion string
 	// Registry is the scheduler's plugin registry (in-tree and out-of-tree).
-	Registry        frameworkruntime.Registry
-	Client          clientset.Interface
-	KubeConfig      *rest.Config
+	Registry   frameworkruntime.Registry
+	Client     clientset.Interface
+	KubeConfig *rest.Config
+	// Accord, when set, is the client the Placer writes reservation statuses with; nil: one built
+	// from KubeConfig (JSON, its own user agent). The simulation (test/simulation) sets it to its
+	// fake clientset.
+	Accord          accordclient.Interface
 	InformerFactory informers.SharedInformerFactory
 	// SchedulerCache, when set, is the scheduler's own cache (kube-scheduler's Scheduler.Cache):
 	// placements run on its snapshot, which holds the pods the scheduler has assumed but not yet
@@ -128,12 +132,19 @@ func (h *snapshotHolder) PodGroupStates() fwk.PodGroupStateLister {
 // NewPlacer builds the Placer's frameworks (one per profile) and registers its informers.
 func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 	registerMetrics()
-	jsonCfg := rest.CopyConfig(cfg.KubeConfig)
-	jsonCfg.ContentType, jsonCfg.AcceptContentTypes = "application/json", "application/json"
-	jsonCfg.UserAgent = "accord-scheduler-reservation-placer"
-	accord, err := accordclient.NewForConfig(jsonCfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the Accord client of the reservation placer: %w", err)
+	accord := cfg.Accord
+	if accord == nil {
+		if cfg.KubeConfig == nil {
+			return nil, fmt.Errorf("the reservation placer needs a KubeConfig or an Accord client")
+		}
+		jsonCfg := rest.CopyConfig(cfg.KubeConfig)
+		jsonCfg.ContentType, jsonCfg.AcceptContentTypes = "application/json", "application/json"
+		jsonCfg.UserAgent = "accord-scheduler-reservation-placer"
+		c, err := accordclient.NewForConfig(jsonCfg)
+		if err != nil {
+			return nil, fmt.Errorf("building the Accord client of the reservation placer: %w", err)
+		}
+		accord = c
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -162,6 +173,7 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "accord-reservation-placer"}),
 	}
+	var err error
 	if p.frameworks, err = frameworks.Build(ctx, frameworks.Options{
 		Profiles: cfg.Profiles, ComponentConfigVersion: cfg.ComponentConfigVersion, Registry: cfg.Registry,
 		Client: cfg.Client, KubeConfig: cfg.KubeConfig, InformerFactory: cfg.InformerFactory,
