@@ -341,8 +341,8 @@ func (p *Placer) sync(ctx context.Context, key cache.ObjectName) (time.Duration,
 // consumer is the running pod on r's node that consumed r: the one the Reservation plugin recorded
 // in its Reserve, once it is bound there. A pod placed without this scheduler's cycle (another
 // scheduler, a spec.nodeName, a cycle before a restart) may be the consumer too: an owner pod on
-// the node, r's own first, that consumed no other reservation (the ledger's, or one whose
-// status.boundPod names it).
+// the node, r's own first, a sibling only once the pod r was made for is evicted, that consumed no
+// other reservation (the ledger's, or one whose status.boundPod names it).
 func (p *Placer) consumer(r *schedv1alpha1.Reservation) *corev1.Pod {
 	if c, ok := p.ledger.consumedBy(r.UID); ok {
 		pod, err := p.pods.Pods(r.Namespace).Get(c.name)
@@ -362,7 +362,10 @@ func (p *Placer) consumer(r *schedv1alpha1.Reservation) *corev1.Pod {
 			continue
 		}
 		rank := Rank(r, pod)
-		if rank == NoMatch || (best != nil && rank >= bestRank) || p.ledger.consumes(pod.UID) || p.boundElsewhere(r, pod) {
+		// A sibling takes r only once the pod r was made for is evicted, as in the Plugin's Reserve:
+		// a sibling running on r's node (placed since r was made, or in the same second) is not r's
+		// consumer while that pod still runs and waits for r to evict it.
+		if rank == NoMatch || (rank == RankSibling && predecessorRuns(p.pods, r)) || (best != nil && rank >= bestRank) || p.ledger.consumes(pod.UID) || p.boundElsewhere(r, pod) {
 			continue
 		}
 		best, bestRank = pod, rank
