@@ -375,7 +375,7 @@ func (w *world) check() error {
 	if v != "" {
 		return &violationError{v}
 	}
-	checks := []func() string{w.checkWindow, w.checkNoLeak, w.checkWindowLiveness, w.checkSoftCleared, w.checkReservations}
+	checks := []func() string{w.checkWindow, w.checkReservations, w.checkNoLeak, w.checkWindowLiveness, w.checkSoftCleared}
 	for _, c := range checks {
 		if msg := c(); msg != "" {
 			return &violationError{fmt.Sprintf("[%s] %s", w.now().In(w.loc).Format("2006-01-02 15:04:05 MST"), msg)}
@@ -428,7 +428,13 @@ func (w *world) checkNoLeak() string {
 	}
 	// Idle but for the reservation-first evictions that wait for their reservation to be placed.
 	if n := w.d.d.Limiter().InFlight(); n > len(waiting) {
-		return fmt.Sprintf("invariant in-flight: %d evictions in flight while the descheduler is idle (%d may wait for their reservation to be placed)", n, len(waiting))
+		var rs []string
+		for _, r := range w.reservations() {
+			w.mu.Lock()
+			rs = append(rs, fmt.Sprintf("%s %q gen %d", r.Name, r.Status.Phase, w.rsvGen[r.Namespace+"/"+r.Name]))
+			w.mu.Unlock()
+		}
+		return fmt.Sprintf("invariant in-flight: %d evictions in flight while the descheduler is idle (%d may wait for their reservation to be placed; reservations: %v)", n, len(waiting), rs)
 	}
 	budget := w.d.d.Limiter().Budget()
 	w.mu.Lock()
@@ -535,8 +541,8 @@ func (w *world) checkSoftCleared() string {
 	return ""
 }
 
-// checkReservations (ReservationFirst): no reservation holds room, or waits to be placed, past its
-// expiry (the placer moves it on at its expireTime; a tick of slack, and a lease gap for a change of
+// checkReservations (ReservationFirst; reservation-taken-by-sibling is checked as the placer writes
+// Bound): no reservation holds room, or waits to be placed, past its expiry (the placer moves it on at its expireTime; a tick of slack, and a lease gap for a change of
 // the scheduler's leader).
 func (w *world) checkReservations() string {
 	if !w.cfg.ReservationFirst {

@@ -186,6 +186,8 @@ type world struct {
 	schedCfg   *schedconfig.KubeSchedulerConfiguration
 	// rsvSeq numbers the reservations of each generateName (each pod).
 	rsvSeq map[string]int
+	// killed: the descheduler is being killed (restart): its writes are lost.
+	killed bool
 	// rsvGen: per reservation (namespace/name), the descheduler instance that made it.
 	rsvGen map[string]int
 	d      *instance
@@ -604,6 +606,34 @@ func (w *world) installReactors() {
 		w.fail("invariant evictions-only: the descheduler deleted pod %s/%s instead of evicting it", action.GetNamespace(), action.(clienttesting.DeleteAction).GetName())
 		return false, nil, nil
 	})
+	// README: a reservation is consumed by the replacement of the pod it was made for, a sibling's
+	// only once that pod is evicted (else its own eviction finds the room gone). Checked as the
+	// placer writes Bound: the eviction that waits for the reservation gives up, and deletes it,
+	// at its next poll.
+	w.ac.PrependReactor("update", "reservations", func(action clienttesting.Action) (bool, k8sruntime.Object, error) {
+		r, ok := action.(clienttesting.UpdateAction).GetObject().(*schedv1alpha1.Reservation)
+		if !ok || r.Status.Phase != schedv1alpha1.ReservationBound || r.Status.BoundPod == nil {
+			return false, nil, nil
+		}
+		if p, found := w.pod(r.Namespace, r.Labels[reservationfirst.LabelPodName]); found && string(p.UID) == r.Labels[reservationfirst.LabelPodUID] && p.DeletionTimestamp == nil {
+			w.fail("invariant reservation-taken-by-sibling: reservation %s/%s, made for %s, is Bound to %s while %s still runs (not evicted)",
+				r.Namespace, r.Name, p.Name, r.Status.BoundPod.Name, p.Name)
+		}
+		return false, nil, nil
+	})
+	// The descheduler's writes while it is being killed (restart) are lost (first in the chains).
+	for _, c := range []interface {
+		PrependReactor(verb, resource string, reaction clienttesting.ReactionFunc)
+	}{w.kc, w.ac} {
+		c.PrependReactor("*", "*", func(action clienttesting.Action) (bool, k8sruntime.Object, error) {
+			killable := action.GetResource().Resource == "pods" && (action.GetVerb() == "patch" || action.GetSubresource() == "eviction") ||
+				action.GetResource().Resource == "reservations" && action.GetVerb() == "delete"
+			if err := w.dead(); killable && err != nil {
+				return true, nil, err
+			}
+			return false, nil, nil
+		})
+	}
 }
 
 // evict answers an Eviction: the queued answer, else 429 "Eviction triggered evacuation" for a VM
@@ -705,7 +735,7 @@ func (w *world) reservationOf(p *corev1.Pod) string {
 		if reservation.Holding(r, time.Now()) && r.Status.NodeName != p.Spec.NodeName {
 			return ""
 		}
-		seen = append(seen, fmt.Sprintf("%s %s on %q", r.Name, r.Status.Phase, r.Status.NodeName))
+		seen = append(seen, fmt.Sprintf("%s %q on %q", r.Name, r.Status.Phase, r.Status.NodeName))
 	}
 	if len(seen) == 0 {
 		return "with no reservation"
@@ -1100,11 +1130,28 @@ func (w *world) startDescheduler() error {
 	return nil
 }
 
-// restart stops the descheduler and starts a new one over the same cluster (a crash, an upgrade or
-// a new leader).
+// restart kills the descheduler and starts a new one over the same cluster (a crash, an OOM kill):
+// what the dying process would still send (the reservation it deletes when its wait is cut short,
+// an eviction, an annotation) never arrives. A leader change stops it cleanly instead.
 func (w *world) restart() error {
+	w.mu.Lock()
+	w.killed = true
+	w.mu.Unlock()
 	w.stopDescheduler()
+	w.mu.Lock()
+	w.killed = false
+	w.mu.Unlock()
 	return w.startDescheduler()
+}
+
+// dead is the error of a request a killed process never sent, when w.killed.
+func (w *world) dead() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.killed {
+		return fmt.Errorf("dial tcp: connection refused (the process was killed)")
+	}
+	return nil
 }
 
 func (w *world) stopDescheduler() {
