@@ -560,9 +560,10 @@ func (w *world) checkReservations() string {
 }
 
 // awaitingPlacement are the pods whose reservation-first eviction may be under way: the current
-// descheduler made a reservation for the pod that is not Bound, and the pod is not terminating (the
-// plugin polls the reservation every 100 ms and deletes it on every path that does not evict; a
-// pod deleted meanwhile is noticed only at the eviction).
+// descheduler made a reservation for the pod, and the pod is not terminating (the plugin polls the
+// reservation every 100 ms and deletes it on every path that does not evict; a reservation Bound to
+// a sibling once the pod is gone is seen at the next poll; a pod deleted meanwhile is noticed only
+// at the eviction).
 func (w *world) awaitingPlacement(pods []*corev1.Pod) map[types.UID]bool {
 	waiting := map[types.UID]bool{}
 	if !w.cfg.ReservationFirst {
@@ -579,7 +580,7 @@ func (w *world) awaitingPlacement(pods []*corev1.Pod) map[types.UID]bool {
 		w.mu.Lock()
 		gen := w.rsvGen[r.Namespace+"/"+r.Name]
 		w.mu.Unlock()
-		if !terminating[uid] && gen == w.gen && r.Status.Phase != schedv1alpha1.ReservationBound {
+		if !terminating[uid] && gen == w.gen {
 			waiting[types.UID(uid)] = true
 		}
 	}
