@@ -104,6 +104,13 @@ func (w *world) do(a Action) error {
 		desc = strings.Replace(desc, fmt.Sprintf("node%d", a.I), w.nodes[a.I%len(w.nodes)], 1)
 	}
 	switch a.Kind {
+	case "cr", "burst", "deletePod", "deleteNode", "taint":
+		// What may leave a pod without a place (no-pod-lost holds while the cluster is unchanged).
+		w.mu.Lock()
+		w.churn++
+		w.mu.Unlock()
+	}
+	switch a.Kind {
 	case "advance":
 		w.flush(a.String())
 		return w.advance(a.D)
@@ -375,7 +382,7 @@ func (w *world) check() error {
 	if v != "" {
 		return &violationError{v}
 	}
-	checks := []func() string{w.checkWindow, w.checkReservations, w.checkNoLeak, w.checkWindowLiveness, w.checkSoftCleared}
+	checks := []func() string{w.checkWindow, w.checkReservations, w.checkNoLeak, w.checkWindowLiveness, w.checkSoftCleared, w.checkNoPodLost}
 	for _, c := range checks {
 		if msg := c(); msg != "" {
 			return &violationError{fmt.Sprintf("[%s] %s", w.now().In(w.loc).Format("2006-01-02 15:04:05 MST"), msg)}
@@ -585,4 +592,45 @@ func (w *world) awaitingPlacement(pods []*corev1.Pod) map[types.UID]bool {
 		}
 	}
 	return waiting
+}
+
+// checkNoPodLost (ReservationFirst or SchedulerSimulation: an eviction only with a place for the
+// pod, reserved or predicted): every evicted pod (accepted, or migrated in background) is replaced by
+// a Ready pod of its workload within lostGrace, unless the cluster changed since (a CR, a node
+// deleted or tainted, a burst, a pod deleted: its place may be gone).
+func (w *world) checkNoPodLost() string {
+	pods := w.pods()
+	readyOf := map[string][]*corev1.Pod{}
+	for _, p := range pods {
+		if ready(p) {
+			readyOf[workloadOf(p)] = append(readyOf[workloadOf(p)], p)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	used := map[types.UID]bool{}
+	kept := w.lost[:0]
+	for _, e := range w.lost {
+		if e.churn != w.churn || len(readyOf[e.workload]) >= w.replicas[e.workload] {
+			continue
+		}
+		replaced := false
+		for _, p := range readyOf[e.workload] {
+			if !used[p.UID] && p.UID != e.pod && !p.CreationTimestamp.Time.Before(e.at.Truncate(time.Second)) {
+				used[p.UID], replaced = true, true
+				break
+			}
+		}
+		if replaced {
+			continue
+		}
+		if since := time.Since(e.at); since > lostGrace {
+			w.lost = nil
+			return fmt.Sprintf("invariant no-pod-lost: %s was evicted (%s) %s ago, the cluster unchanged since, and %s has %d of %d replicas Ready, none created since",
+				e.name, e.kind, since, e.workload, len(readyOf[e.workload]), w.replicas[e.workload])
+		}
+		kept = append(kept, e)
+	}
+	w.lost = kept
+	return ""
 }

@@ -58,6 +58,9 @@ const (
 	openGrace = 45 * time.Second
 	// vmMigration is how long the simulated KubeVirt controller takes to migrate a VM.
 	vmMigration = 2 * time.Minute
+	// lostGrace is how long an evicted pod's workload may miss its replacement (a grace period of
+	// up to 30 s, a VM's migration, the next tick).
+	lostGrace = vmMigration + 2*time.Minute
 	// leaseGap is how long no replica leads after a leader's lease is lost: the lease duration
 	// and a retry period the manifests ship (15 s + 2 s).
 	leaseGap = 17 * time.Second
@@ -161,6 +164,8 @@ type startEvent struct {
 	kind      string
 	at        time.Time // the fake clock (the budget's clock), not the simulated wall clock
 	softEnded bool
+	// churn is the world's churn when the eviction started.
+	churn int
 }
 
 // violationError is a broken invariant.
@@ -188,6 +193,10 @@ type world struct {
 	rsvSeq map[string]int
 	// killed: the descheduler is being killed (restart): its writes are lost.
 	killed bool
+	// churn counts the actions that may take a pod's place away; lost are the evictions whose
+	// replacement checkNoPodLost awaits.
+	churn int
+	lost  []*startEvent
 	// rsvGen: per reservation (namespace/name), the descheduler instance that made it.
 	rsvGen map[string]int
 	d      *instance
@@ -870,7 +879,11 @@ func (w *world) start(p *corev1.Pod, kind string) {
 			w.failLocked("invariant budget: %s eviction of %s makes %d evictions of %s not yet replaced (maxMigratingPerWorkload %d)", kind, p.Name, n, wl, limit)
 		}
 	}
-	w.started = append(w.started, &startEvent{pod: p.UID, name: p.Name, workload: wl, node: p.Spec.NodeName, ns: p.Namespace, kind: kind, at: time.Now()})
+	ev := &startEvent{pod: p.UID, name: p.Name, workload: wl, node: p.Spec.NodeName, ns: p.Namespace, kind: kind, at: time.Now(), churn: w.churn}
+	w.started = append(w.started, ev)
+	if (w.cfg.ReservationFirst || w.cfg.SchedulerSimulation) && kind != "soft" && wl != "" {
+		w.lost = append(w.lost, ev)
+	}
 }
 
 func (w *world) maxMigrating(wl string) int {
