@@ -616,7 +616,7 @@ func (w *world) checkNoPodLost() string {
 		}
 		replaced := false
 		for _, p := range readyOf[e.workload] {
-			if !used[p.UID] && p.UID != e.pod && !p.CreationTimestamp.Time.Before(e.at.Truncate(time.Second)) {
+			if !used[p.UID] && seqOf(p) > e.seq {
 				used[p.UID], replaced = true, true
 				break
 			}
@@ -633,4 +633,11 @@ func (w *world) checkNoPodLost() string {
 	}
 	w.lost = kept
 	return ""
+}
+
+// seqOf is the creation number of a pod of the simulation (its name's suffix).
+func seqOf(p *corev1.Pod) int {
+	_, n, _ := strings.Cut(p.Name, "-")
+	i, _ := strconv.Atoi(n)
+	return i
 }

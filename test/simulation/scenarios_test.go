@@ -102,6 +102,21 @@ var scenarios = []scenario{{
 			t.Errorf("nothing evicted: %+v", s)
 		}
 	},
+}, {
+	// No pod lost: node1, then node0 stop offering GPUs. The first change moves one of node1's
+	// pods to node0; after the second the violators have nowhere to go, so the scheduler
+	// simulation holds them (invariant no-pod-lost: an eviction now leaves its replacement
+	// Pending)...
+	name: "scheduler-simulation-holds-pods-with-nowhere-to-go",
+	cfg: Config{Zone: "Europe/Berlin", Start: berlin, SchedulerSimulation: true, Nodes: 3,
+		Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}}},
+	actions: []Action{setGPU(1, false), setGPU(0, false), advance(20 * time.Minute)},
+}, {
+	// ... and so does reservation-first: their reservations fail, and nothing more is evicted.
+	name: "reservation-first-holds-pods-with-nowhere-to-go",
+	cfg: Config{Zone: "Europe/Berlin", Start: berlin, ReservationFirst: true, Nodes: 3,
+		Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}}},
+	actions: []Action{setGPU(1, false), setGPU(0, false), advance(20 * time.Minute)},
 }}
 
 // TestScenarios runs each scenario; its invariants must hold.

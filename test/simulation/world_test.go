@@ -164,8 +164,8 @@ type startEvent struct {
 	kind      string
 	at        time.Time // the fake clock (the budget's clock), not the simulated wall clock
 	softEnded bool
-	// churn is the world's churn when the eviction started.
-	churn int
+	// churn is the world's churn when the eviction started, seq the last pod created then.
+	churn, seq int
 }
 
 // violationError is a broken invariant.
@@ -879,7 +879,7 @@ func (w *world) start(p *corev1.Pod, kind string) {
 			w.failLocked("invariant budget: %s eviction of %s makes %d evictions of %s not yet replaced (maxMigratingPerWorkload %d)", kind, p.Name, n, wl, limit)
 		}
 	}
-	ev := &startEvent{pod: p.UID, name: p.Name, workload: wl, node: p.Spec.NodeName, ns: p.Namespace, kind: kind, at: time.Now(), churn: w.churn}
+	ev := &startEvent{pod: p.UID, name: p.Name, workload: wl, node: p.Spec.NodeName, ns: p.Namespace, kind: kind, at: time.Now(), churn: w.churn, seq: w.podSeq}
 	w.started = append(w.started, ev)
 	if (w.cfg.ReservationFirst || w.cfg.SchedulerSimulation) && kind != "soft" && wl != "" {
 		w.lost = append(w.lost, ev)
