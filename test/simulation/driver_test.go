@@ -225,6 +225,35 @@ func (w *world) do(a Action) error {
 		if err := w.restart(); err != nil {
 			return err
 		}
+	case "migrate":
+		// A user asks the descheduler (PodMigration, enabled with ReservationFirst) to move a pod.
+		if !w.cfg.ReservationFirst {
+			break
+		}
+		wl := workloadName(a.I % len(w.cfg.Workloads))
+		var of []*corev1.Pod
+		for _, p := range w.pods() {
+			if workloadOf(p) == wl && p.DeletionTimestamp == nil && p.Spec.NodeName != "" {
+				of = append(of, p)
+			}
+		}
+		if len(of) == 0 {
+			break
+		}
+		p := of[a.N%len(of)]
+		w.pmSeq++
+		pm := &schedv1alpha1.PodMigration{
+			ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: fmt.Sprintf("pm-%d", w.pmSeq), UID: types.UID(fmt.Sprintf("uid-pm-%d", w.pmSeq)),
+				CreationTimestamp: metav1.NewTime(time.Now().Truncate(time.Second))},
+			Spec: schedv1alpha1.PodMigrationSpec{PodName: p.Name, Mode: schedv1alpha1.PodMigrationReservationFirst},
+		}
+		if a.B {
+			pm.Spec.Mode = schedv1alpha1.PodMigrationEvictDirectly
+		}
+		if err := w.ac.Tracker().Create(pmGVR, pm, pm.Namespace); err != nil {
+			return err
+		}
+		desc += fmt.Sprintf(" (%s: %s)", pm.Name, p.Name)
 	case "leader":
 		// The leader loses its lease (a partition, a drained node): it stops, and no replica leads
 		// until another takes the lease over. B: accord-scheduler's leader (its reservation placer
@@ -382,7 +411,7 @@ func (w *world) check() error {
 	if v != "" {
 		return &violationError{v}
 	}
-	checks := []func() string{w.checkWindow, w.checkReservations, w.checkNoLeak, w.checkWindowLiveness, w.checkSoftCleared, w.checkNoPodLost}
+	checks := []func() string{w.checkWindow, w.checkReservations, w.checkNoLeak, w.checkWindowLiveness, w.checkSoftCleared, w.checkNoPodLost, w.checkMigrationsEnd}
 	for _, c := range checks {
 		if msg := c(); msg != "" {
 			return &violationError{fmt.Sprintf("[%s] %s", w.now().In(w.loc).Format("2006-01-02 15:04:05 MST"), msg)}
@@ -640,4 +669,30 @@ func seqOf(p *corev1.Pod) int {
 	_, n, _ := strings.Cut(p.Name, "-")
 	i, _ := strconv.Atoi(n)
 	return i
+}
+
+// checkMigrationsEnd: every PodMigration ends (Succeeded, Failed or Aborted) by its deadline (the
+// default, 10 minutes after its creation) plus what a migration that evicted its pod then waits for
+// its replacement (the reservation's TTL: 2.5 minutes by default), and a tick.
+func (w *world) checkMigrationsEnd() string {
+	if !w.cfg.ReservationFirst {
+		return ""
+	}
+	obj, err := w.ac.Tracker().List(pmGVR, pmGVK, "")
+	if err != nil {
+		panic(err)
+	}
+	now := time.Now()
+	for _, pm := range obj.(*schedv1alpha1.PodMigrationList).Items {
+		switch pm.Status.Phase {
+		case schedv1alpha1.PodMigrationSucceeded, schedv1alpha1.PodMigrationFailed, schedv1alpha1.PodMigrationAborted:
+			continue
+		}
+		limit := schedv1alpha1.DefaultPodMigrationDeadline + reservationfirst.PlacementTimeout + reservationfirst.TTLMargin + time.Minute + tick
+		if age := now.Sub(pm.CreationTimestamp.Time); age > limit {
+			return fmt.Sprintf("invariant pod-migration-ends: PodMigration %s/%s (pod %s, %s) is %q (%s: %s) %s after its creation",
+				pm.Namespace, pm.Name, pm.Spec.PodName, pm.Spec.Mode, pm.Status.Phase, pm.Status.Reason, pm.Status.Message, age)
+		}
+	}
+	return ""
 }

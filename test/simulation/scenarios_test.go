@@ -92,11 +92,13 @@ var scenarios = []scenario{{
 }, {
 	// Reservation-first: node0's GPU pods violate; each is evicted only once accord-scheduler's
 	// placer has placed a reservation for it on another node (invariant reservation-first), and
-	// its replacement lands there.
+	// its replacement lands there; then two PodMigrations (ReservationFirst and EvictDirectly) move
+	// a pod each, and end.
 	name: "reservation-first-evicts-into-placed-reservations",
 	cfg: Config{Zone: "Europe/Berlin", Start: berlin, ReservationFirst: true, Nodes: 3,
 		Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}, {Replicas: 3, GPU: true, Namespace: "ns-b"}}},
-	actions: []Action{setGPU(0, false), advance(20 * time.Minute), {Kind: "leader", B: true}, setGPU(1, false), advance(20 * time.Minute)},
+	actions: []Action{setGPU(0, false), advance(20 * time.Minute), {Kind: "leader", B: true}, setGPU(1, false), advance(20 * time.Minute),
+		{Kind: "migrate", I: 1, N: 0}, {Kind: "migrate", I: 0, N: 1, B: true}, advance(20 * time.Minute)},
 	check: func(t *testing.T, r Result, s summary) {
 		if s.evicted == 0 {
 			t.Errorf("nothing evicted: %+v", s)

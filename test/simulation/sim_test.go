@@ -118,7 +118,7 @@ func drawConfig(t *rapid.T) Config {
 
 // kinds weighs the actions: the clock moves in about a third of the steps.
 var kinds = []string{"advance", "advance", "advance", "advance", "advance", "cr", "cr", "cr", "cr", "burst", "deletePod",
-	"addNode", "deleteNode", "taint", "answers", "restart", "leader"}
+	"addNode", "deleteNode", "taint", "answers", "restart", "leader", "migrate"}
 
 func actionGen() *rapid.Generator[Action] {
 	return rapid.Custom(func(t *rapid.T) Action {
@@ -140,6 +140,10 @@ func actionGen() *rapid.Generator[Action] {
 			a.B = rapid.Bool().Draw(t, "gpuEnabled")
 		case "leader":
 			a.B = rapid.Bool().Draw(t, "scheduler")
+		case "migrate":
+			a.I = rapid.IntRange(0, 3).Draw(t, "workload")
+			a.N = rapid.IntRange(0, 11).Draw(t, "pod")
+			a.B = rapid.IntRange(0, 3).Draw(t, "evictDirectly") == 0
 		case "deleteNode", "taint":
 			a.I = rapid.IntRange(0, 7).Draw(t, "node")
 		case "answers":

@@ -74,6 +74,8 @@ var (
 	crGVR    = schedv1alpha1.SchemeGroupVersion.WithResource("clusterscopedresources")
 	rsvGVR   = schedv1alpha1.SchemeGroupVersion.WithResource("reservations")
 	rsvGVK   = schedv1alpha1.SchemeGroupVersion.WithKind("Reservation")
+	pmGVR    = schedv1alpha1.SchemeGroupVersion.WithResource("podmigrations")
+	pmGVK    = schedv1alpha1.SchemeGroupVersion.WithKind("PodMigration")
 )
 
 // schedulerConfig is accord-scheduler's shipped configuration: the placement oracle and the
@@ -145,6 +147,12 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s node%d", a.Kind, a.I)
 	case "answers":
 		return fmt.Sprintf("answers w%d %v", a.I, a.Answers)
+	case "migrate":
+		mode := "ReservationFirst"
+		if a.B {
+			mode = "EvictDirectly"
+		}
+		return fmt.Sprintf("migrate w%d #%d %s", a.I, a.N, mode)
 	case "leader":
 		if a.B {
 			return "leader change: scheduler"
@@ -197,6 +205,9 @@ type world struct {
 	// replacement checkNoPodLost awaits.
 	churn int
 	lost  []*startEvent
+	pmSeq int
+	// rsvChurn: per pod, the churn when its last reservation was made (the eviction's decision).
+	rsvChurn map[types.UID]int
 	// rsvGen: per reservation (namespace/name), the descheduler instance that made it.
 	rsvGen map[string]int
 	d      *instance
@@ -432,6 +443,7 @@ func (w *world) setup() error {
 	w.answers = map[types.UID][]string{}
 	w.rsvSeq = map[string]int{}
 	w.rsvGen = map[string]int{}
+	w.rsvChurn = map[types.UID]int{}
 	for i := 0; i < w.cfg.Nodes; i++ {
 		if err := w.addNode(i%3 != 2); err != nil {
 			return err
@@ -595,6 +607,7 @@ func (w *world) installReactors() {
 		r.UID = types.UID("uid-rsv-" + r.Name)
 		w.mu.Lock()
 		w.rsvGen[r.Namespace+"/"+r.Name] = w.gen
+		w.rsvChurn[types.UID(r.Labels[reservationfirst.LabelPodUID])] = w.churn
 		w.mu.Unlock()
 		r.CreationTimestamp = metav1.NewTime(time.Now().Truncate(time.Second))
 		return false, nil, nil
@@ -657,7 +670,7 @@ func (w *world) evict(ev *policyv1.Eviction) error {
 	}
 	// README: a pod of accord-scheduler is never evicted without a placed reservation (Available
 	// on a node other than its own), whatever the apiserver then answers.
-	if w.cfg.ReservationFirst && p.Spec.SchedulerName == schedulerName && p.DeletionTimestamp == nil {
+	if w.cfg.ReservationFirst && p.Spec.SchedulerName == schedulerName && p.DeletionTimestamp == nil && !w.evictDirectly(p) {
 		if msg := w.reservationOf(p); msg != "" {
 			w.fail("invariant reservation-first: eviction of %s (node %s) requested %s", p.Name, p.Spec.NodeName, msg)
 		}
@@ -716,6 +729,20 @@ func (w *world) evict(ev *policyv1.Eviction) error {
 	w.terminating[q.UID] = time.Now().Add(time.Duration(grace) * time.Second)
 	w.mu.Unlock()
 	return w.kc.Tracker().Update(podsGVR, q, q.Namespace)
+}
+
+// evictDirectly: a PodMigration in mode EvictDirectly names p (it evicts with no reservation).
+func (w *world) evictDirectly(p *corev1.Pod) bool {
+	obj, err := w.ac.Tracker().List(pmGVR, pmGVK, p.Namespace)
+	if err != nil {
+		panic(err)
+	}
+	for _, pm := range obj.(*schedv1alpha1.PodMigrationList).Items {
+		if pm.Spec.PodName == p.Name && pm.Spec.Mode == schedv1alpha1.PodMigrationEvictDirectly && (pm.Status.PodUID == "" || pm.Status.PodUID == p.UID) {
+			return true
+		}
+	}
+	return false
 }
 
 // reservations are the cluster's Reservations, by name.
@@ -805,6 +832,8 @@ func (w *world) observePatch(ns, name string, patch []byte) {
 func (w *world) start(p *corev1.Pod, kind string) {
 	now := w.now()
 	pods := w.pods()
+	// An EvictDirectly PodMigration evicts whether or not the pod has a place (its user asked).
+	direct := w.cfg.ReservationFirst && w.evictDirectly(p)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch kind {
@@ -880,8 +909,13 @@ func (w *world) start(p *corev1.Pod, kind string) {
 		}
 	}
 	ev := &startEvent{pod: p.UID, name: p.Name, workload: wl, node: p.Spec.NodeName, ns: p.Namespace, kind: kind, at: time.Now(), churn: w.churn, seq: w.podSeq}
+	if c, ok := w.rsvChurn[p.UID]; ok && c != w.churn {
+		// The cluster changed between the reservation and the eviction: its place may be gone
+		// (the plugin does not check the reservation's node again; README "What it found").
+		ev.churn = -1
+	}
 	w.started = append(w.started, ev)
-	if (w.cfg.ReservationFirst || w.cfg.SchedulerSimulation) && kind != "soft" && wl != "" {
+	if (w.cfg.ReservationFirst || w.cfg.SchedulerSimulation) && kind != "soft" && wl != "" && !direct {
 		w.lost = append(w.lost, ev)
 	}
 }
@@ -1045,7 +1079,12 @@ func (w *world) policy() string {
 	if w.cfg.SchedulerSimulation {
 		fmt.Fprintf(&b, "  - name: SchedulerSimulation\n    args: {schedulerConfigFile: %q}\n", schedulerConfig())
 	}
-	b.WriteString("  plugins:\n    deschedule: {enabled: [NodeCRDResourceFit]}\n")
+	if w.cfg.ReservationFirst {
+		// PodMigration moves pods reservation-first, through this profile's evict plugin.
+		b.WriteString("  plugins:\n    deschedule: {enabled: [NodeCRDResourceFit, PodMigration]}\n")
+	} else {
+		b.WriteString("  plugins:\n    deschedule: {enabled: [NodeCRDResourceFit]}\n")
+	}
 	if !w.cfg.SchedulerSimulation {
 		b.WriteString("    preEvictionFilter: {disabled: [SchedulerSimulation]}\n")
 	}
