@@ -119,6 +119,14 @@ var scenarios = []scenario{{
 	cfg: Config{Zone: "Europe/Berlin", Start: berlin, ReservationFirst: true, Nodes: 3,
 		Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}}},
 	actions: []Action{setGPU(1, false), setGPU(0, false), advance(20 * time.Minute)},
+}, {
+	// A descheduler killed while its evictions wait for their reservations (its deletions of them
+	// lost, the reservations left to their TTL) evicts nothing; the next one evicts the violators
+	// reservation-first (invariants reservation-first, reservation-ttl, no-pod-lost, in-flight).
+	name: "descheduler-killed-while-waiting-for-reservations",
+	cfg: Config{Zone: "Europe/Berlin", Start: berlin, ReservationFirst: true, Nodes: 3,
+		Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}, {Replicas: 3, GPU: true, Namespace: "ns-b"}}},
+	actions: []Action{setGPU(0, false), {Kind: "restart"}, advance(20 * time.Minute)},
 }}
 
 // TestScenarios runs each scenario; its invariants must hold.
