@@ -15,7 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/reservationfirst"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/reservation"
 )
 
 // Result is one run: its trace (one line per step and per clock tick with something in it) and the
@@ -88,9 +91,9 @@ func (c Config) String() string {
 		}
 		ws = append(ws, s)
 	}
-	return fmt.Sprintf("zone=%s start=%s window=%v eventOnly=%t soft=%t background=%t perNode=%d maxMigrating=%d schedulerSimulation=%t singleReplica=%t nodes=%d workloads=[%s]",
+	return fmt.Sprintf("zone=%s start=%s window=%v eventOnly=%t soft=%t background=%t perNode=%d maxMigrating=%d schedulerSimulation=%t singleReplica=%t reservationFirst=%t nodes=%d workloads=[%s]",
 		c.Zone, c.Start.Format(time.RFC3339), c.Window, c.EventOnly, c.Soft, c.Background, c.PerNode, c.MaxMigrating,
-		c.SchedulerSimulation, c.SingleReplica, c.Nodes, strings.Join(ws, " "))
+		c.SchedulerSimulation, c.SingleReplica, c.ReservationFirst, c.Nodes, strings.Join(ws, " "))
 }
 
 // do runs one action, lets the cluster settle and checks the invariants.
@@ -99,6 +102,13 @@ func (w *world) do(a Action) error {
 	if (a.Kind == "cr" || a.Kind == "deleteNode" || a.Kind == "taint") && len(w.nodes) > 0 {
 		// The node the index names now.
 		desc = strings.Replace(desc, fmt.Sprintf("node%d", a.I), w.nodes[a.I%len(w.nodes)], 1)
+	}
+	switch a.Kind {
+	case "cr", "burst", "deletePod", "deleteNode", "taint":
+		// What may leave a pod without a place (no-pod-lost holds while the cluster is unchanged).
+		w.mu.Lock()
+		w.churn++
+		w.mu.Unlock()
 	}
 	switch a.Kind {
 	case "advance":
@@ -213,6 +223,54 @@ func (w *world) do(a Action) error {
 		w.mu.Unlock()
 	case "restart":
 		if err := w.restart(); err != nil {
+			return err
+		}
+	case "migrate":
+		// A user asks the descheduler (PodMigration, enabled with ReservationFirst) to move a pod.
+		if !w.cfg.ReservationFirst {
+			break
+		}
+		wl := workloadName(a.I % len(w.cfg.Workloads))
+		var of []*corev1.Pod
+		for _, p := range w.pods() {
+			if workloadOf(p) == wl && p.DeletionTimestamp == nil && p.Spec.NodeName != "" {
+				of = append(of, p)
+			}
+		}
+		if len(of) == 0 {
+			break
+		}
+		p := of[a.N%len(of)]
+		w.pmSeq++
+		pm := &schedv1alpha1.PodMigration{
+			ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: fmt.Sprintf("pm-%d", w.pmSeq), UID: types.UID(fmt.Sprintf("uid-pm-%d", w.pmSeq)),
+				CreationTimestamp: metav1.NewTime(time.Now().Truncate(time.Second))},
+			Spec: schedv1alpha1.PodMigrationSpec{PodName: p.Name, Mode: schedv1alpha1.PodMigrationReservationFirst},
+		}
+		if a.B {
+			pm.Spec.Mode = schedv1alpha1.PodMigrationEvictDirectly
+		}
+		if err := w.ac.Tracker().Create(pmGVR, pm, pm.Namespace); err != nil {
+			return err
+		}
+		desc += fmt.Sprintf(" (%s: %s)", pm.Name, p.Name)
+	case "leader":
+		// The leader loses its lease (a partition, a drained node): it stops, and no replica leads
+		// until another takes the lease over. B: accord-scheduler's leader (its reservation placer
+		// and collector; the placement of pods goes on), else accord-descheduler's.
+		if a.B && w.cfg.ReservationFirst {
+			w.stopPlacer()
+			time.Sleep(leaseGap)
+			w.reconcile()
+			if err := w.startPlacer(w.schedCfg); err != nil {
+				return err
+			}
+			break
+		}
+		w.stopDescheduler()
+		time.Sleep(leaseGap)
+		w.reconcile()
+		if err := w.startDescheduler(); err != nil {
 			return err
 		}
 	default:
@@ -353,7 +411,7 @@ func (w *world) check() error {
 	if v != "" {
 		return &violationError{v}
 	}
-	checks := []func() string{w.checkWindow, w.checkNoLeak, w.checkWindowLiveness, w.checkSoftCleared}
+	checks := []func() string{w.checkWindow, w.checkReservations, w.checkNoLeak, w.checkWindowLiveness, w.checkSoftCleared, w.checkNoPodLost, w.checkMigrationsEnd}
 	for _, c := range checks {
 		if msg := c(); msg != "" {
 			return &violationError{fmt.Sprintf("[%s] %s", w.now().In(w.loc).Format("2006-01-02 15:04:05 MST"), msg)}
@@ -388,17 +446,31 @@ func (w *world) checkNoLeak() string {
 		return ""
 	}
 	pods := w.pods()
-	marked := 0
+	waiting := w.awaitingPlacement(pods)
+	// A VM's eviction in background is assumed in progress from before its request, which a
+	// reservation-first eviction sends once the reservation is placed.
+	marked, assumed := 0, 0
 	for _, p := range pods {
-		if w.inProgress(p) {
+		_, evictOnly := p.Annotations[evictions.RequestEvictOnlyAnnotation]
+		switch {
+		case w.inProgress(p):
 			marked++
+		case w.cfg.Background && evictOnly && waiting[p.UID]:
+			assumed++
 		}
 	}
-	if total, _, _ := w.d.d.Limiter().InProgress().Counts("", ""); total != marked {
-		return fmt.Sprintf("invariant in-progress: the descheduler counts %d evictions in progress; %d pods are annotated in progress", total, marked)
+	if total, _, _ := w.d.d.Limiter().InProgress().Counts("", ""); total < marked || total > marked+assumed {
+		return fmt.Sprintf("invariant in-progress: the descheduler counts %d evictions in progress; %d pods are annotated in progress (and %d may be assumed, their reservation not yet placed)", total, marked, assumed)
 	}
-	if n := w.d.d.Limiter().InFlight(); n != 0 {
-		return fmt.Sprintf("invariant in-flight: %d evictions in flight while the descheduler is idle", n)
+	// Idle but for the reservation-first evictions that wait for their reservation to be placed.
+	if n := w.d.d.Limiter().InFlight(); n > len(waiting) {
+		var rs []string
+		for _, r := range w.reservations() {
+			w.mu.Lock()
+			rs = append(rs, fmt.Sprintf("%s %q gen %d", r.Name, r.Status.Phase, w.rsvGen[r.Namespace+"/"+r.Name]))
+			w.mu.Unlock()
+		}
+		return fmt.Sprintf("invariant in-flight: %d evictions in flight while the descheduler is idle (%d may wait for their reservation to be placed; reservations: %v)", n, len(waiting), rs)
 	}
 	budget := w.d.d.Limiter().Budget()
 	w.mu.Lock()
@@ -419,7 +491,7 @@ func (w *world) checkNoLeak() string {
 				continue
 			}
 			of = append(of, p)
-			if !ready(p) || w.inProgress(p) || softAnnotated(p) {
+			if !ready(p) || w.inProgress(p) || softAnnotated(p) || waiting[p.UID] {
 				still = false
 			}
 		}
@@ -500,6 +572,126 @@ func (w *world) checkSoftCleared() string {
 		}
 		if now.Sub(since) > 2*cycleInterval+tick {
 			return fmt.Sprintf("invariant soft-annotation-cleared: %s has kept its soft-eviction annotation %s after it stopped violating", p.Name, now.Sub(since))
+		}
+	}
+	return ""
+}
+
+// checkReservations (ReservationFirst; reservation-taken-by-sibling is checked as the placer writes
+// Bound): no reservation holds room, or waits to be placed, past its expiry (the placer moves it on at its expireTime; a tick of slack, and a lease gap for a change of
+// the scheduler's leader).
+func (w *world) checkReservations() string {
+	if !w.cfg.ReservationFirst {
+		return ""
+	}
+	now := time.Now()
+	for _, r := range w.reservations() {
+		live := r.Status.Phase == "" || r.Status.Phase == schedv1alpha1.ReservationPending || r.Status.Phase == schedv1alpha1.ReservationAvailable
+		if exp := reservation.ExpireTime(r); live && now.After(exp.Add(tick+leaseGap)) {
+			return fmt.Sprintf("invariant reservation-ttl: reservation %s/%s is %q (node %q) %s after its expiry",
+				r.Namespace, r.Name, r.Status.Phase, r.Status.NodeName, now.Sub(exp))
+		}
+	}
+	return ""
+}
+
+// awaitingPlacement are the pods whose reservation-first eviction may be under way: the current
+// descheduler made a reservation for the pod, and the pod is not terminating (the plugin polls the
+// reservation every 100 ms and deletes it on every path that does not evict; a reservation Bound to
+// a sibling once the pod is gone is seen at the next poll; a pod deleted meanwhile is noticed only
+// at the eviction).
+func (w *world) awaitingPlacement(pods []*corev1.Pod) map[types.UID]bool {
+	waiting := map[types.UID]bool{}
+	if !w.cfg.ReservationFirst {
+		return waiting
+	}
+	terminating := map[string]bool{}
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			terminating[string(p.UID)] = true
+		}
+	}
+	for _, r := range w.reservations() {
+		uid := r.Labels[reservationfirst.LabelPodUID]
+		w.mu.Lock()
+		gen := w.rsvGen[r.Namespace+"/"+r.Name]
+		w.mu.Unlock()
+		if !terminating[uid] && gen == w.gen {
+			waiting[types.UID(uid)] = true
+		}
+	}
+	return waiting
+}
+
+// checkNoPodLost (ReservationFirst or SchedulerSimulation: an eviction only with a place for the
+// pod, reserved or predicted): every evicted pod (accepted, or migrated in background) is replaced by
+// a Ready pod of its workload within lostGrace, unless the cluster changed since (a CR, a node
+// deleted or tainted, a burst, a pod deleted: its place may be gone).
+func (w *world) checkNoPodLost() string {
+	pods := w.pods()
+	readyOf := map[string][]*corev1.Pod{}
+	for _, p := range pods {
+		if ready(p) {
+			readyOf[workloadOf(p)] = append(readyOf[workloadOf(p)], p)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	used := map[types.UID]bool{}
+	kept := w.lost[:0]
+	for _, e := range w.lost {
+		if e.churn != w.churn || len(readyOf[e.workload]) >= w.replicas[e.workload] {
+			continue
+		}
+		replaced := false
+		for _, p := range readyOf[e.workload] {
+			if !used[p.UID] && seqOf(p) > e.seq {
+				used[p.UID], replaced = true, true
+				break
+			}
+		}
+		if replaced {
+			continue
+		}
+		if since := time.Since(e.at); since > lostGrace {
+			w.lost = nil
+			return fmt.Sprintf("invariant no-pod-lost: %s was evicted (%s) %s ago, the cluster unchanged since, and %s has %d of %d replicas Ready, none created since",
+				e.name, e.kind, since, e.workload, len(readyOf[e.workload]), w.replicas[e.workload])
+		}
+		kept = append(kept, e)
+	}
+	w.lost = kept
+	return ""
+}
+
+// seqOf is the creation number of a pod of the simulation (its name's suffix).
+func seqOf(p *corev1.Pod) int {
+	_, n, _ := strings.Cut(p.Name, "-")
+	i, _ := strconv.Atoi(n)
+	return i
+}
+
+// checkMigrationsEnd: every PodMigration ends (Succeeded, Failed or Aborted) by its deadline (the
+// default, 10 minutes after its creation) plus what a migration that evicted its pod then waits for
+// its replacement (the reservation's TTL: 2.5 minutes by default), and a tick.
+func (w *world) checkMigrationsEnd() string {
+	if !w.cfg.ReservationFirst {
+		return ""
+	}
+	obj, err := w.ac.Tracker().List(pmGVR, pmGVK, "")
+	if err != nil {
+		panic(err)
+	}
+	now := time.Now()
+	for _, pm := range obj.(*schedv1alpha1.PodMigrationList).Items {
+		switch pm.Status.Phase {
+		case schedv1alpha1.PodMigrationSucceeded, schedv1alpha1.PodMigrationFailed, schedv1alpha1.PodMigrationAborted:
+			continue
+		}
+		limit := schedv1alpha1.DefaultPodMigrationDeadline + reservationfirst.PlacementTimeout + reservationfirst.TTLMargin + time.Minute + tick
+		if age := now.Sub(pm.CreationTimestamp.Time); age > limit {
+			return fmt.Sprintf("invariant pod-migration-ends: PodMigration %s/%s (pod %s, %s) is %q (%s: %s) %s after its creation",
+				pm.Namespace, pm.Name, pm.Spec.PodName, pm.Spec.Mode, pm.Status.Phase, pm.Status.Reason, pm.Status.Message, age)
 		}
 	}
 	return ""

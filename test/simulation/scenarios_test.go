@@ -89,6 +89,44 @@ var scenarios = []scenario{{
 			t.Errorf("VMs not migrated in background: %+v", s)
 		}
 	},
+}, {
+	// Reservation-first: node0's GPU pods violate; each is evicted only once accord-scheduler's
+	// placer has placed a reservation for it on another node (invariant reservation-first), and
+	// its replacement lands there; then two PodMigrations (ReservationFirst and EvictDirectly) move
+	// a pod each, and end.
+	name: "reservation-first-evicts-into-placed-reservations",
+	cfg: Config{Zone: "Europe/Berlin", Start: berlin, ReservationFirst: true, Nodes: 3,
+		Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}, {Replicas: 3, GPU: true, Namespace: "ns-b"}}},
+	actions: []Action{setGPU(0, false), advance(20 * time.Minute), {Kind: "leader", B: true}, setGPU(1, false), advance(20 * time.Minute),
+		{Kind: "migrate", I: 1, N: 0}, {Kind: "migrate", I: 0, N: 1, B: true}, advance(20 * time.Minute)},
+	check: func(t *testing.T, r Result, s summary) {
+		if s.evicted == 0 {
+			t.Errorf("nothing evicted: %+v", s)
+		}
+	},
+}, {
+	// No pod lost: node1, then node0 stop offering GPUs. The first change moves one of node1's
+	// pods to node0; after the second the violators have nowhere to go, so the scheduler
+	// simulation holds them (invariant no-pod-lost: an eviction now leaves its replacement
+	// Pending)...
+	name: "scheduler-simulation-holds-pods-with-nowhere-to-go",
+	cfg: Config{Zone: "Europe/Berlin", Start: berlin, SchedulerSimulation: true, Nodes: 3,
+		Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}}},
+	actions: []Action{setGPU(1, false), setGPU(0, false), advance(20 * time.Minute)},
+}, {
+	// ... and so does reservation-first: their reservations fail, and nothing more is evicted.
+	name: "reservation-first-holds-pods-with-nowhere-to-go",
+	cfg: Config{Zone: "Europe/Berlin", Start: berlin, ReservationFirst: true, Nodes: 3,
+		Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}}},
+	actions: []Action{setGPU(1, false), setGPU(0, false), advance(20 * time.Minute)},
+}, {
+	// A descheduler killed while its evictions wait for their reservations (its deletions of them
+	// lost, the reservations left to their TTL) evicts nothing; the next one evicts the violators
+	// reservation-first (invariants reservation-first, reservation-ttl, no-pod-lost, in-flight).
+	name: "descheduler-killed-while-waiting-for-reservations",
+	cfg: Config{Zone: "Europe/Berlin", Start: berlin, ReservationFirst: true, Nodes: 3,
+		Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}, {Replicas: 3, GPU: true, Namespace: "ns-b"}}},
+	actions: []Action{setGPU(0, false), {Kind: "restart"}, advance(20 * time.Minute)},
 }}
 
 // TestScenarios runs each scenario; its invariants must hold.

@@ -102,6 +102,8 @@ func drawConfig(t *rapid.T) Config {
 	c.MaxMigrating = rapid.IntRange(0, 3).Draw(t, "maxMigratingPerWorkload")
 	c.SchedulerSimulation = rapid.Bool().Draw(t, "schedulerSimulation")
 	c.SingleReplica = rapid.IntRange(0, 3).Draw(t, "evictSingleReplicaWorkloads") == 0
+	// evictionMode Soft never calls the evict plugin (the policy refuses both).
+	c.ReservationFirst = !c.Soft && rapid.Bool().Draw(t, "reservationFirst")
 	c.Nodes = rapid.IntRange(3, 5).Draw(t, "nodes")
 	for i, n := 0, rapid.IntRange(2, 4).Draw(t, "workloads"); i < n; i++ {
 		c.Workloads = append(c.Workloads, Workload{
@@ -116,7 +118,7 @@ func drawConfig(t *rapid.T) Config {
 
 // kinds weighs the actions: the clock moves in about a third of the steps.
 var kinds = []string{"advance", "advance", "advance", "advance", "advance", "cr", "cr", "cr", "cr", "burst", "deletePod",
-	"addNode", "deleteNode", "taint", "answers", "restart"}
+	"addNode", "deleteNode", "taint", "answers", "restart", "leader", "migrate"}
 
 func actionGen() *rapid.Generator[Action] {
 	return rapid.Custom(func(t *rapid.T) Action {
@@ -136,6 +138,12 @@ func actionGen() *rapid.Generator[Action] {
 			a.D = time.Duration(rapid.IntRange(0, 30).Draw(t, "graceSeconds")) * time.Second
 		case "addNode":
 			a.B = rapid.Bool().Draw(t, "gpuEnabled")
+		case "leader":
+			a.B = rapid.Bool().Draw(t, "scheduler")
+		case "migrate":
+			a.I = rapid.IntRange(0, 3).Draw(t, "workload")
+			a.N = rapid.IntRange(0, 11).Draw(t, "pod")
+			a.B = rapid.IntRange(0, 3).Draw(t, "evictDirectly") == 0
 		case "deleteNode", "taint":
 			a.I = rapid.IntRange(0, 7).Draw(t, "node")
 		case "answers":
@@ -164,9 +172,11 @@ func TestSimulation(t *testing.T) {
 }
 
 // TestSeedReproducesTrace: the same draws give the same run, step by step, twice over (the fake
-// clock and the sorted per-step events make a run independent of the machine's scheduling).
+// clock and the sorted per-step events make a run independent of the machine's scheduling). Seed 3
+// runs reservation-first (accord-scheduler's placer and collector beside the descheduler), with
+// restarts and leader changes among its actions.
 func TestSeedReproducesTrace(t *testing.T) {
-	for _, seed := range []uint64{1, 2} {
+	for _, seed := range []uint64{1, 2, 3} {
 		data := make([]byte, 4096)
 		r := rand.New(rand.NewPCG(seed, 35))
 		for i := range data {
@@ -175,6 +185,11 @@ func TestSeedReproducesTrace(t *testing.T) {
 		rapid.MakeFuzz(func(rt *rapid.T) {
 			cfg := drawConfig(rt)
 			actions := rapid.SliceOfN(actionGen(), 20, 20).Draw(rt, "actions")
+			if seed == 3 {
+				cfg.Soft, cfg.ReservationFirst = false, true
+				actions = append(actions, Action{Kind: "cr", I: 0}, Action{Kind: "leader", B: true}, Action{Kind: "cr", I: 1},
+					Action{Kind: "restart"}, Action{Kind: "leader"}, Action{Kind: "advance", D: 30 * time.Minute})
+			}
 			first, second := Run(t, cfg, actions), Run(t, cfg, actions)
 			if len(first.Trace) < 20 {
 				rt.Fatalf("seed %d: a trace of %d lines for 20 steps", seed, len(first.Trace))

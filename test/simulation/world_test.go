@@ -25,11 +25,13 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2"
+	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/nodecrdresourcefit"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/reservationfirst"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/policy"
@@ -38,6 +40,10 @@ import (
 	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 	"github.com/accord-sched/accord/pkg/informertransform"
+	"github.com/accord-sched/accord/pkg/scheduler/crcache"
+	"github.com/accord-sched/accord/pkg/scheduler/frameworks"
+	schedplugins "github.com/accord-sched/accord/pkg/scheduler/plugins"
+	"github.com/accord-sched/accord/pkg/scheduler/plugins/reservation"
 )
 
 const (
@@ -52,6 +58,12 @@ const (
 	openGrace = 45 * time.Second
 	// vmMigration is how long the simulated KubeVirt controller takes to migrate a VM.
 	vmMigration = 2 * time.Minute
+	// lostGrace is how long an evicted pod's workload may miss its replacement (a grace period of
+	// up to 30 s, a VM's migration, the next tick).
+	lostGrace = vmMigration + 2*time.Minute
+	// leaseGap is how long no replica leads after a leader's lease is lost: the lease duration
+	// and a retry period the manifests ship (15 s + 2 s).
+	leaseGap = 17 * time.Second
 )
 
 var (
@@ -60,6 +72,10 @@ var (
 	nodesGVR = corev1.SchemeGroupVersion.WithResource("nodes")
 	rsGVR    = appsv1.SchemeGroupVersion.WithResource("replicasets")
 	crGVR    = schedv1alpha1.SchemeGroupVersion.WithResource("clusterscopedresources")
+	rsvGVR   = schedv1alpha1.SchemeGroupVersion.WithResource("reservations")
+	rsvGVK   = schedv1alpha1.SchemeGroupVersion.WithKind("Reservation")
+	pmGVR    = schedv1alpha1.SchemeGroupVersion.WithResource("podmigrations")
+	pmGVK    = schedv1alpha1.SchemeGroupVersion.WithKind("PodMigration")
 )
 
 // schedulerConfig is accord-scheduler's shipped configuration: the placement oracle and the
@@ -97,8 +113,11 @@ type Config struct {
 	// place elsewhere.
 	SchedulerSimulation bool
 	SingleReplica       bool
-	Nodes               int
-	Workloads           []Workload
+	// ReservationFirst enables the ReservationFirst evict plugin in the policy, and the Reservation
+	// plugin, its placer and its collector in accord-scheduler.
+	ReservationFirst bool
+	Nodes            int
+	Workloads        []Workload
 }
 
 // Action is one step of a run.
@@ -128,6 +147,17 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s node%d", a.Kind, a.I)
 	case "answers":
 		return fmt.Sprintf("answers w%d %v", a.I, a.Answers)
+	case "migrate":
+		mode := "ReservationFirst"
+		if a.B {
+			mode = "EvictDirectly"
+		}
+		return fmt.Sprintf("migrate w%d #%d %s", a.I, a.N, mode)
+	case "leader":
+		if a.B {
+			return "leader change: scheduler"
+		}
+		return "leader change: descheduler"
 	}
 	return a.Kind
 }
@@ -142,6 +172,8 @@ type startEvent struct {
 	kind      string
 	at        time.Time // the fake clock (the budget's clock), not the simulated wall clock
 	softEnded bool
+	// churn is the world's churn when the eviction started, seq the last pod created then.
+	churn, seq int
 }
 
 // violationError is a broken invariant.
@@ -162,8 +194,24 @@ type world struct {
 
 	sched     *simulator.Simulator
 	schedStop func()
-	d         *instance
-	gen       int
+	// placerStop stops accord-scheduler's reservation placer and collector (ReservationFirst).
+	placerStop func()
+	schedCfg   *schedconfig.KubeSchedulerConfiguration
+	// rsvSeq numbers the reservations of each generateName (each pod).
+	rsvSeq map[string]int
+	// killed: the descheduler is being killed (restart): its writes are lost.
+	killed bool
+	// churn counts the actions that may take a pod's place away; lost are the evictions whose
+	// replacement checkNoPodLost awaits.
+	churn int
+	lost  []*startEvent
+	pmSeq int
+	// rsvChurn: per pod, the churn when its last reservation was made (the eviction's decision).
+	rsvChurn map[types.UID]int
+	// rsvGen: per reservation (namespace/name), the descheduler instance that made it.
+	rsvGen map[string]int
+	d      *instance
+	gen    int
 
 	mu        sync.Mutex
 	trace     []string
@@ -393,6 +441,9 @@ func (w *world) setup() error {
 	w.attempts = map[string]time.Time{}
 	w.winStarts = map[uint64]map[string]map[types.UID]bool{}
 	w.answers = map[types.UID][]string{}
+	w.rsvSeq = map[string]int{}
+	w.rsvGen = map[string]int{}
+	w.rsvChurn = map[types.UID]int{}
 	for i := 0; i < w.cfg.Nodes; i++ {
 		if err := w.addNode(i%3 != 2); err != nil {
 			return err
@@ -436,6 +487,15 @@ func (w *world) startScheduler() error {
 	if err != nil {
 		return err
 	}
+	if w.cfg.ReservationFirst {
+		// What the chart's scheduler configuration adds with descheduler.reservationFirst.
+		for i := range cfg.Profiles {
+			if cfg.Profiles[i].SchedulerName == schedulerName {
+				mp := &cfg.Profiles[i].Plugins.MultiPoint
+				mp.Enabled = append(mp.Enabled, schedconfig.Plugin{Name: reservation.Name})
+			}
+		}
+	}
 	ctx, cancel := context.WithCancel(w.ctx)
 	f := informers.NewSharedInformerFactory(w.kc, 0)
 	af := accordinformers.NewSharedInformerFactory(w.ac, 0)
@@ -453,12 +513,105 @@ func (w *world) startScheduler() error {
 		f.Shutdown()
 		af.Shutdown()
 	}
+	if w.cfg.ReservationFirst {
+		w.schedCfg = cfg
+		return w.startPlacer(cfg)
+	}
 	return nil
+}
+
+// startPlacer starts what accord-scheduler's leader runs beside its scheduling loop when a profile
+// enables the Reservation plugin (pkg/scheduler/server): the reservation placer, which places each
+// Pending reservation with that profile's framework, and the collector, which ends and deletes
+// reservations. The replacement pods are placed by the placement oracle (the simulator, whose
+// profile enables the Reservation plugin too, so they go into their reservations).
+func (w *world) startPlacer(cfg *schedconfig.KubeSchedulerConfiguration) error {
+	var profiles []schedconfig.KubeSchedulerProfile
+	for _, prof := range cfg.Profiles {
+		if prof.SchedulerName == schedulerName {
+			profiles = append(profiles, prof)
+		}
+	}
+	ctx, cancel := context.WithCancel(klog.NewContext(w.ctx, klog.Background()))
+	f := informers.NewSharedInformerFactory(w.kc, 0)
+	af := accordinformers.NewSharedInformerFactory(w.ac, 0)
+	crs := crcache.NewForFactory(af, nil)
+	fail := func(err error) error {
+		cancel()
+		return fmt.Errorf("the reservation placer: %w", err)
+	}
+	rsv, err := crs.Reservations(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	reg, err := frameworks.Registry(schedplugins.Registry(schedplugins.Descriptors(), crs))
+	if err != nil {
+		return fail(err)
+	}
+	placer, err := reservation.NewPlacer(ctx, reservation.PlacerConfig{
+		Profiles: profiles, ComponentConfigVersion: cfg.APIVersion, Registry: reg, Client: w.kc,
+		InformerFactory: f, Reservations: rsv, Ledger: reservation.LedgerOf(crs), Accord: w.ac,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	collector, err := reservation.NewCollector(reservation.CollectorConfig{Accord: w.ac, Reservations: rsv, Nodes: f.Core().V1().Nodes().Informer()})
+	if err != nil {
+		return fail(err)
+	}
+	f.Start(ctx.Done())
+	af.Start(ctx.Done())
+	var wg sync.WaitGroup
+	for _, run := range []func(context.Context) error{placer.Run, collector.Run} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := run(ctx); err != nil {
+				w.fail("accord-scheduler's reservation placer or collector: %v", err)
+			}
+		}()
+	}
+	synctest.Wait()
+	w.placerStop = func() {
+		cancel()
+		wg.Wait()
+		f.Shutdown()
+		af.Shutdown()
+	}
+	return nil
+}
+
+// stopPlacer stops the reservation placer and collector (a scheduler that loses its lease exits).
+func (w *world) stopPlacer() {
+	if w.placerStop != nil {
+		w.placerStop()
+		w.placerStop = nil
+		synctest.Wait()
+	}
 }
 
 // --- reactors: the apiserver's answers and the checks made at the moment of each request ------------
 
 func (w *world) installReactors() {
+	// The apiserver names a reservation from its generateName and stamps its UID and creation time
+	// (its TTL runs from it); the fake clientset does neither. Names are per pod, so they replay.
+	w.ac.PrependReactor("create", "reservations", func(action clienttesting.Action) (bool, k8sruntime.Object, error) {
+		r := action.(clienttesting.CreateAction).GetObject().(*schedv1alpha1.Reservation)
+		if r.Name == "" {
+			w.mu.Lock()
+			w.rsvSeq[r.GenerateName]++
+			n := w.rsvSeq[r.GenerateName]
+			w.mu.Unlock()
+			r.Name = fmt.Sprintf("%s%d", r.GenerateName, n)
+		}
+		r.UID = types.UID("uid-rsv-" + r.Name)
+		w.mu.Lock()
+		w.rsvGen[r.Namespace+"/"+r.Name] = w.gen
+		w.rsvChurn[types.UID(r.Labels[reservationfirst.LabelPodUID])] = w.churn
+		w.mu.Unlock()
+		r.CreationTimestamp = metav1.NewTime(time.Now().Truncate(time.Second))
+		return false, nil, nil
+	})
 	w.kc.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, k8sruntime.Object, error) {
 		if action.GetSubresource() != "eviction" {
 			return false, nil, nil
@@ -475,6 +628,34 @@ func (w *world) installReactors() {
 		w.fail("invariant evictions-only: the descheduler deleted pod %s/%s instead of evicting it", action.GetNamespace(), action.(clienttesting.DeleteAction).GetName())
 		return false, nil, nil
 	})
+	// README: a reservation is consumed by the replacement of the pod it was made for, a sibling's
+	// only once that pod is evicted (else its own eviction finds the room gone). Checked as the
+	// placer writes Bound: the eviction that waits for the reservation gives up, and deletes it,
+	// at its next poll.
+	w.ac.PrependReactor("update", "reservations", func(action clienttesting.Action) (bool, k8sruntime.Object, error) {
+		r, ok := action.(clienttesting.UpdateAction).GetObject().(*schedv1alpha1.Reservation)
+		if !ok || r.Status.Phase != schedv1alpha1.ReservationBound || r.Status.BoundPod == nil {
+			return false, nil, nil
+		}
+		if p, found := w.pod(r.Namespace, r.Labels[reservationfirst.LabelPodName]); found && string(p.UID) == r.Labels[reservationfirst.LabelPodUID] && p.DeletionTimestamp == nil {
+			w.fail("invariant reservation-taken-by-sibling: reservation %s/%s, made for %s, is Bound to %s while %s still runs (not evicted)",
+				r.Namespace, r.Name, p.Name, r.Status.BoundPod.Name, p.Name)
+		}
+		return false, nil, nil
+	})
+	// The descheduler's writes while it is being killed (restart) are lost (first in the chains).
+	for _, c := range []interface {
+		PrependReactor(verb, resource string, reaction clienttesting.ReactionFunc)
+	}{w.kc, w.ac} {
+		c.PrependReactor("*", "*", func(action clienttesting.Action) (bool, k8sruntime.Object, error) {
+			killable := action.GetResource().Resource == "pods" && (action.GetVerb() == "patch" || action.GetSubresource() == "eviction") ||
+				action.GetResource().Resource == "reservations" && action.GetVerb() == "delete"
+			if err := w.dead(); killable && err != nil {
+				return true, nil, err
+			}
+			return false, nil, nil
+		})
+	}
 }
 
 // evict answers an Eviction: the queued answer, else 429 "Eviction triggered evacuation" for a VM
@@ -486,6 +667,13 @@ func (w *world) evict(ev *policyv1.Eviction) error {
 	}
 	if d := ev.DeleteOptions; d != nil && d.Preconditions != nil && d.Preconditions.UID != nil && *d.Preconditions.UID != p.UID {
 		return apierrors.NewConflict(podsGVR.GroupResource(), ev.Name, fmt.Errorf("UID precondition"))
+	}
+	// README: a pod of accord-scheduler is never evicted without a placed reservation (Available
+	// on a node other than its own), whatever the apiserver then answers.
+	if w.cfg.ReservationFirst && p.Spec.SchedulerName == schedulerName && p.DeletionTimestamp == nil && !w.evictDirectly(p) {
+		if msg := w.reservationOf(p); msg != "" {
+			w.fail("invariant reservation-first: eviction of %s (node %s) requested %s", p.Name, p.Spec.NodeName, msg)
+		}
 	}
 	w.mu.Lock()
 	w.attempts[p.Spec.NodeName] = w.now()
@@ -543,6 +731,54 @@ func (w *world) evict(ev *policyv1.Eviction) error {
 	return w.kc.Tracker().Update(podsGVR, q, q.Namespace)
 }
 
+// evictDirectly: a PodMigration in mode EvictDirectly names p (it evicts with no reservation).
+func (w *world) evictDirectly(p *corev1.Pod) bool {
+	obj, err := w.ac.Tracker().List(pmGVR, pmGVK, p.Namespace)
+	if err != nil {
+		panic(err)
+	}
+	for _, pm := range obj.(*schedv1alpha1.PodMigrationList).Items {
+		if pm.Spec.PodName == p.Name && pm.Spec.Mode == schedv1alpha1.PodMigrationEvictDirectly && (pm.Status.PodUID == "" || pm.Status.PodUID == p.UID) {
+			return true
+		}
+	}
+	return false
+}
+
+// reservations are the cluster's Reservations, by name.
+func (w *world) reservations() []*schedv1alpha1.Reservation {
+	obj, err := w.ac.Tracker().List(rsvGVR, rsvGVK, "")
+	if err != nil {
+		panic(err)
+	}
+	list := obj.(*schedv1alpha1.ReservationList)
+	out := make([]*schedv1alpha1.Reservation, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Namespace+"/"+out[a].Name < out[b].Namespace+"/"+out[b].Name })
+	return out
+}
+
+// reservationOf is "" when a reservation made for p is placed (Available, not expired) on a node
+// other than p's, else what is wrong.
+func (w *world) reservationOf(p *corev1.Pod) string {
+	var seen []string
+	for _, r := range w.reservations() {
+		if r.Namespace != p.Namespace || r.Labels[reservationfirst.LabelPodUID] != string(p.UID) {
+			continue
+		}
+		if reservation.Holding(r, time.Now()) && r.Status.NodeName != p.Spec.NodeName {
+			return ""
+		}
+		seen = append(seen, fmt.Sprintf("%s %q on %q", r.Name, r.Status.Phase, r.Status.NodeName))
+	}
+	if len(seen) == 0 {
+		return "with no reservation"
+	}
+	return "with no placed reservation (" + strings.Join(seen, ", ") + ")"
+}
+
 func (w *world) refusal(p *corev1.Pod, answer string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -596,6 +832,8 @@ func (w *world) observePatch(ns, name string, patch []byte) {
 func (w *world) start(p *corev1.Pod, kind string) {
 	now := w.now()
 	pods := w.pods()
+	// An EvictDirectly PodMigration evicts whether or not the pod has a place (its user asked).
+	direct := w.cfg.ReservationFirst && w.evictDirectly(p)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch kind {
@@ -670,7 +908,16 @@ func (w *world) start(p *corev1.Pod, kind string) {
 			w.failLocked("invariant budget: %s eviction of %s makes %d evictions of %s not yet replaced (maxMigratingPerWorkload %d)", kind, p.Name, n, wl, limit)
 		}
 	}
-	w.started = append(w.started, &startEvent{pod: p.UID, name: p.Name, workload: wl, node: p.Spec.NodeName, ns: p.Namespace, kind: kind, at: time.Now()})
+	ev := &startEvent{pod: p.UID, name: p.Name, workload: wl, node: p.Spec.NodeName, ns: p.Namespace, kind: kind, at: time.Now(), churn: w.churn, seq: w.podSeq}
+	if c, ok := w.rsvChurn[p.UID]; ok && c != w.churn {
+		// The cluster changed between the reservation and the eviction: its place may be gone
+		// (the plugin does not check the reservation's node again; README "What it found").
+		ev.churn = -1
+	}
+	w.started = append(w.started, ev)
+	if (w.cfg.ReservationFirst || w.cfg.SchedulerSimulation) && kind != "soft" && wl != "" && !direct {
+		w.lost = append(w.lost, ev)
+	}
 }
 
 func (w *world) maxMigrating(wl string) int {
@@ -826,12 +1073,23 @@ func (w *world) policy() string {
 		fmt.Fprintf(&b, "  evictionWindows:\n  - {start: %q, end: %q, timeZone: %s}\n", w.cfg.Window[0], w.cfg.Window[1], w.cfg.Zone)
 	}
 	b.WriteString("  pluginConfig:\n  - name: DefaultEvictor\n  - name: NodeCRDResourceFit\n")
+	if w.cfg.ReservationFirst {
+		b.WriteString("  - name: ReservationFirst\n")
+	}
 	if w.cfg.SchedulerSimulation {
 		fmt.Fprintf(&b, "  - name: SchedulerSimulation\n    args: {schedulerConfigFile: %q}\n", schedulerConfig())
 	}
-	b.WriteString("  plugins:\n    deschedule: {enabled: [NodeCRDResourceFit]}\n")
+	if w.cfg.ReservationFirst {
+		// PodMigration moves pods reservation-first, through this profile's evict plugin.
+		b.WriteString("  plugins:\n    deschedule: {enabled: [NodeCRDResourceFit, PodMigration]}\n")
+	} else {
+		b.WriteString("  plugins:\n    deschedule: {enabled: [NodeCRDResourceFit]}\n")
+	}
 	if !w.cfg.SchedulerSimulation {
 		b.WriteString("    preEvictionFilter: {disabled: [SchedulerSimulation]}\n")
+	}
+	if w.cfg.ReservationFirst {
+		b.WriteString("    evict: {enabled: [ReservationFirst]}\n")
 	}
 	return b.String()
 }
@@ -924,11 +1182,28 @@ func (w *world) startDescheduler() error {
 	return nil
 }
 
-// restart stops the descheduler and starts a new one over the same cluster (a crash, an upgrade or
-// a new leader).
+// restart kills the descheduler and starts a new one over the same cluster (a crash, an OOM kill):
+// what the dying process would still send (the reservation it deletes when its wait is cut short,
+// an eviction, an annotation) never arrives. A leader change stops it cleanly instead.
 func (w *world) restart() error {
+	w.mu.Lock()
+	w.killed = true
+	w.mu.Unlock()
 	w.stopDescheduler()
+	w.mu.Lock()
+	w.killed = false
+	w.mu.Unlock()
 	return w.startDescheduler()
+}
+
+// dead is the error of a request a killed process never sent, when w.killed.
+func (w *world) dead() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.killed {
+		return fmt.Errorf("dial tcp: connection refused (the process was killed)")
+	}
+	return nil
 }
 
 func (w *world) stopDescheduler() {
@@ -945,6 +1220,7 @@ func (w *world) stopDescheduler() {
 
 func (w *world) close() {
 	w.stopDescheduler()
+	w.stopPlacer()
 	if w.schedStop != nil {
 		w.schedStop()
 	}

@@ -219,6 +219,9 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	node := pod.Spec.NodeName
 	a := &attempt{ctx: ctx, logger: logger, pod: pod, opts: opts}
 	defer func() {
+		// Whatever happened, this eviction is no longer under way: a later Reset does not carry
+		// its slot over (a released slot is not counted anywhere any more).
+		e.Limiter.End(a.slot)
 		if a.claimed {
 			e.Limiter.Unclaim(pod.UID)
 		}

@@ -71,8 +71,15 @@ type Limiter struct {
 	perNode     map[string]int
 	perNS       map[string]int
 	capReported map[framework.LimitScope]bool
-	// window counts the Resets: a slot belongs to the window it was reserved in.
+	// window counts the Resets: a slot belongs to the window it was reserved in, or, while its
+	// eviction is still under way, to the window it was carried over into.
 	window uint64
+	// open are the slots whose eviction has not ended (End or Release), by id, with the window
+	// that counts each. Reset carries them over: an eviction reserved in one window and sent in the
+	// next (a reservation-first eviction waits up to its placementTimeout for its reservation)
+	// counts in the next, so the evictions sent within a window stay within its caps.
+	open   map[uint64]*Slot
+	lastID uint64
 }
 
 // Slot is an eviction slot Reserve took: on a node, in a namespace, in one window of the limits (the
@@ -80,6 +87,8 @@ type Limiter struct {
 type Slot struct {
 	node, namespace string
 	window          uint64
+	// id names the slot among the Limiter's open ones (0: none taken).
+	id uint64
 }
 
 // NewLimiter returns a Limiter for limits.
@@ -143,6 +152,13 @@ func (l *Limiter) Reset() {
 	l.perNS = map[string]int{}
 	l.capReported = map[framework.LimitScope]bool{}
 	l.window++
+	// The evictions still under way count in the new window: the apiserver sees them in it.
+	for _, s := range l.open {
+		s.window = l.window
+		l.total++
+		l.perNode[s.node]++
+		l.perNS[s.namespace]++
+	}
 }
 
 // Reserve takes one eviction slot for a pod on node in namespace, or returns an
@@ -157,7 +173,23 @@ func (l *Limiter) Reserve(node, namespace string) (Slot, error) {
 	l.total++
 	l.perNode[node]++
 	l.perNS[namespace]++
-	return Slot{node: node, namespace: namespace, window: l.window}, nil
+	l.lastID++
+	s := Slot{node: node, namespace: namespace, window: l.window, id: l.lastID}
+	if l.open == nil {
+		l.open = map[uint64]*Slot{}
+	}
+	open := s
+	l.open[s.id] = &open
+	return s, nil
+}
+
+// End says that the eviction of a slot Reserve took has ended (sent, or handed on to the tracker of
+// evictions in progress): its count stays in the window that holds it, and no later Reset carries
+// it over. A released slot, or the zero Slot, is ignored.
+func (l *Limiter) End(s Slot) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.open, s.id)
 }
 
 // Check returns the *framework.EvictionLimitError Reserve would return now for a pod on node in
@@ -223,12 +255,21 @@ func (l *Limiter) Unclaim(uid types.UID) {
 	delete(l.inFlight, uid)
 }
 
-// Release returns a slot taken by Reserve for an eviction that did not happen. A slot of a window
-// that has been reset since is not returned: the counts of the new window do not hold it, and
-// returning it would give the new window one eviction more than its limits.
+// Release returns a slot taken by Reserve for an eviction that did not happen, to the window that
+// counts it: the one it was reserved in, or the one Reset carried it over into while its eviction
+// was under way. A slot of a window that has been reset since (its eviction ended before the Reset)
+// is not returned: the counts of the new window do not hold it, and returning it would give the new
+// window one eviction more than its limits.
 func (l *Limiter) Release(s Slot) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if open, ok := l.open[s.id]; ok {
+		s.window = open.window
+		delete(l.open, s.id)
+	}
+	if s.id == 0 && s.node == "" && s.namespace == "" && s.window == 0 {
+		return
+	}
 	if s.window != l.window {
 		return
 	}

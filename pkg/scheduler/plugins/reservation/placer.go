@@ -56,9 +56,13 @@ type PlacerConfig struct {
 	// ComponentConfigVersion is the scheduler configuration's apiVersion.
 	ComponentConfigVersion string
 	// Registry is the scheduler's plugin registry (in-tree and out-of-tree).
-	Registry        frameworkruntime.Registry
-	Client          clientset.Interface
-	KubeConfig      *rest.Config
+	Registry   frameworkruntime.Registry
+	Client     clientset.Interface
+	KubeConfig *rest.Config
+	// Accord, when set, is the client the Placer writes reservation statuses with; nil: one built
+	// from KubeConfig (JSON, its own user agent). The simulation (test/simulation) sets it to its
+	// fake clientset.
+	Accord          accordclient.Interface
 	InformerFactory informers.SharedInformerFactory
 	// SchedulerCache, when set, is the scheduler's own cache (kube-scheduler's Scheduler.Cache):
 	// placements run on its snapshot, which holds the pods the scheduler has assumed but not yet
@@ -128,12 +132,19 @@ func (h *snapshotHolder) PodGroupStates() fwk.PodGroupStateLister {
 // NewPlacer builds the Placer's frameworks (one per profile) and registers its informers.
 func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 	registerMetrics()
-	jsonCfg := rest.CopyConfig(cfg.KubeConfig)
-	jsonCfg.ContentType, jsonCfg.AcceptContentTypes = "application/json", "application/json"
-	jsonCfg.UserAgent = "accord-scheduler-reservation-placer"
-	accord, err := accordclient.NewForConfig(jsonCfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the Accord client of the reservation placer: %w", err)
+	accord := cfg.Accord
+	if accord == nil {
+		if cfg.KubeConfig == nil {
+			return nil, fmt.Errorf("the reservation placer needs a KubeConfig or an Accord client")
+		}
+		jsonCfg := rest.CopyConfig(cfg.KubeConfig)
+		jsonCfg.ContentType, jsonCfg.AcceptContentTypes = "application/json", "application/json"
+		jsonCfg.UserAgent = "accord-scheduler-reservation-placer"
+		c, err := accordclient.NewForConfig(jsonCfg)
+		if err != nil {
+			return nil, fmt.Errorf("building the Accord client of the reservation placer: %w", err)
+		}
+		accord = c
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -162,6 +173,7 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "accord-reservation-placer"}),
 	}
+	var err error
 	if p.frameworks, err = frameworks.Build(ctx, frameworks.Options{
 		Profiles: cfg.Profiles, ComponentConfigVersion: cfg.ComponentConfigVersion, Registry: cfg.Registry,
 		Client: cfg.Client, KubeConfig: cfg.KubeConfig, InformerFactory: cfg.InformerFactory,
@@ -329,8 +341,8 @@ func (p *Placer) sync(ctx context.Context, key cache.ObjectName) (time.Duration,
 // consumer is the running pod on r's node that consumed r: the one the Reservation plugin recorded
 // in its Reserve, once it is bound there. A pod placed without this scheduler's cycle (another
 // scheduler, a spec.nodeName, a cycle before a restart) may be the consumer too: an owner pod on
-// the node, r's own first, that consumed no other reservation (the ledger's, or one whose
-// status.boundPod names it).
+// the node, r's own first, a sibling only once the pod r was made for is evicted, that consumed no
+// other reservation (the ledger's, or one whose status.boundPod names it).
 func (p *Placer) consumer(r *schedv1alpha1.Reservation) *corev1.Pod {
 	if c, ok := p.ledger.consumedBy(r.UID); ok {
 		pod, err := p.pods.Pods(r.Namespace).Get(c.name)
@@ -350,7 +362,10 @@ func (p *Placer) consumer(r *schedv1alpha1.Reservation) *corev1.Pod {
 			continue
 		}
 		rank := Rank(r, pod)
-		if rank == NoMatch || (best != nil && rank >= bestRank) || p.ledger.consumes(pod.UID) || p.boundElsewhere(r, pod) {
+		// A sibling takes r only once the pod r was made for is evicted, as in the Plugin's Reserve:
+		// a sibling running on r's node (placed since r was made, or in the same second) is not r's
+		// consumer while that pod still runs and waits for r to evict it.
+		if rank == NoMatch || (rank == RankSibling && predecessorRuns(p.pods, r)) || (best != nil && rank >= bestRank) || p.ledger.consumes(pod.UID) || p.boundElsewhere(r, pod) {
 			continue
 		}
 		best, bestRank = pod, rank

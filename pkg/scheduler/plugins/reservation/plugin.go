@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	compmetrics "k8s.io/component-base/metrics"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -232,7 +233,14 @@ func (p *Plugin) predecessorRuns(r *schedv1alpha1.Reservation) bool {
 	if p.handle == nil || p.handle.SharedInformerFactory() == nil {
 		return false
 	}
-	pods := p.handle.SharedInformerFactory().Core().V1().Pods().Lister().Pods(r.Namespace)
+	return predecessorRuns(p.handle.SharedInformerFactory().Core().V1().Pods().Lister(), r)
+}
+
+// predecessorRuns reports whether the pod r was made for (a pod owner with a UID) is in lister,
+// under its name with that UID, and not terminating. The Plugin's Reserve and the Placer's
+// consumer both ask it before letting a sibling take r.
+func predecessorRuns(lister corelisters.PodLister, r *schedv1alpha1.Reservation) bool {
+	pods := lister.Pods(r.Namespace)
 	for _, o := range r.Spec.Owners {
 		if o.Pod == nil || o.Pod.UID == "" {
 			continue

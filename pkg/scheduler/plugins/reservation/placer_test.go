@@ -1,0 +1,50 @@
+package reservation
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+)
+
+// TestPlacerConsumerWaitsForThePredecessor: a Placer without the ledger's record of a consumption
+// (the pod was placed by a scheduler cycle before a restart of the leader, or by another
+// scheduler) finds r's consumer among the owner pods on r's node. A ReplicaSet sibling running
+// there, created in r's second (the replacement of another pod migrated at once), is not r's
+// consumer while the pod r was made for runs: r waits for that pod's eviction, which would
+// otherwise find r Bound and give up. Found by test/simulation (reservation-first, two pods of one
+// workload migrated at once).
+func TestPlacerConsumerWaitsForThePredecessor(t *testing.T) {
+	old := pod("web-a", t0.Add(-time.Hour), "1", "rs-uid")
+	old.UID = "web-a-uid"
+	old.Spec.NodeName = "n1"
+	r := rsv("web-a-1", "n2", schedv1alpha1.ReservationAvailable, "1",
+		schedv1alpha1.ReservationOwner{Pod: &schedv1alpha1.ReservationPodOwner{Name: old.Name, UID: old.UID}},
+		schedv1alpha1.ReservationOwner{Controller: &schedv1alpha1.ReservationControllerOwner{Kind: "ReplicaSet", Name: "rs", UID: "rs-uid"}})
+	sibling := pod("web-b2", t0, "1", "rs-uid")
+	sibling.UID = "web-b2-uid"
+	sibling.Spec.NodeName = "n2"
+	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, p := range []*corev1.Pod{old, sibling} {
+		if err := pods.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &Placer{pods: corelisters.NewPodLister(pods), indexer: indexer(t, r), ledger: NewLedger()}
+	if c := p.consumer(r); c != nil {
+		t.Fatalf("consumer while %s runs: %s, want none (the reservation waits for its eviction)", old.Name, c.Name)
+	}
+	evicted := old.DeepCopy()
+	evicted.DeletionTimestamp = new(metav1.NewTime(t0.Add(time.Second)))
+	if err := pods.Update(evicted); err != nil {
+		t.Fatal(err)
+	}
+	if c := p.consumer(r); c == nil || c.Name != sibling.Name {
+		t.Fatalf("consumer once %s is terminating: %v, want the sibling %s", old.Name, c, sibling.Name)
+	}
+}
