@@ -107,7 +107,13 @@ bench:
 # violator's eviction (TestDeschedulerEvent). SCALE_TESTS picks the tests (e.g.
 # SCALE_TESTS=TestDeschedulerEvent); ONLY=scheduler or ONLY=descheduler runs that half of TestScale
 # alone (ACCORD_SCALE_ONLY); ACCORD_SCALE_PPROF_DIR=dir saves CPU and heap profiles of the runs.
-# Prints the FIGURE lines and their ratios. `make test` runs both tests, both populations, at a small size.
+# The scheduler half runs ROUNDS interleaved rounds of its contenders (each once per round, the order
+# rotated) and prints min/median/max over the rounds: kube-scheduler, accord-scheduler, with
+# BASELINE=<git rev> accord-scheduler built from that revision (a temporary git worktree), with
+# RESERVATIONS=finished,live (e.g. 1000,100) accord-scheduler with that many reservations present
+# (both accord contenders then run the Accord profile with the Reservation plugin).
+# Prints the FIGURE lines and their ratios. `make test` runs both tests, both populations, at a small
+# size (one round, 30 finished and 5 live reservations).
 NODES        ?= 5000
 PODS         ?= 10000
 BOUND_PODS   ?= 100000
@@ -116,11 +122,15 @@ ONLY         ?=
 EVENT_TRIALS ?= 20
 POPULATIONS  ?= heterogeneous,uniform
 SCALE_TESTS  ?= TestScale|TestDeschedulerEvent
+ROUNDS       ?= 3
+BASELINE     ?=
+RESERVATIONS ?=
 bench-scale:
 	@log=$$(mktemp); \
 	ACCORD_SCALE=1 ACCORD_SCALE_NODES=$(NODES) ACCORD_SCALE_PODS=$(PODS) ACCORD_SCALE_BOUND_PODS=$(BOUND_PODS) \
 	  ACCORD_SCALE_UNCAPPED=$(UNCAPPED) ACCORD_SCALE_ONLY=$(ONLY) ACCORD_SCALE_EVENT_TRIALS=$(EVENT_TRIALS) \
-	  ACCORD_SCALE_POPULATIONS=$(POPULATIONS) \
+	  ACCORD_SCALE_POPULATIONS=$(POPULATIONS) ACCORD_SCALE_ROUNDS=$(ROUNDS) ACCORD_SCALE_BASELINE=$(BASELINE) \
+	  ACCORD_SCALE_RESERVATIONS=$(RESERVATIONS) \
 	  $(GO) test -count=1 -v -timeout 120m $(TEST_FLAGS) -run '^($(SCALE_TESTS))$$' ./test/scale/ >$$log 2>&1; rc=$$?; \
 	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|scale_test.go:[0-9]+: ([0-9]+ |[a-z-]+: during the run)|event_test.go:[0-9]+: (trial|descheduler per)' $$log; \
 	if [ $$rc -ne 0 ]; then tail -n 200 $$log; fi; rm -f $$log; exit $$rc

@@ -25,13 +25,19 @@ type size struct {
 	// Populations are the populations TestScale builds, each on its own control plane, in order
 	// (ACCORD_SCALE_POPULATIONS, default heterogeneous,uniform).
 	Populations []population
+	// Rounds, Baseline and Reservations are the scheduler half's interleaved rounds, baseline
+	// revision and reservations (see schedulerKnobs).
+	Rounds       int
+	Baseline     string
+	Reservations reservationLoad
 }
 
 // runs reports whether the half (scheduler or descheduler) runs at this size.
 func (s size) runs(half string) bool { return s.Only == "" || s.Only == half }
 
 // smoke is the size `make test` runs: small enough for a loaded 2-core machine.
-var smoke = size{Nodes: 100, Pods: 300, BoundPods: 1000, Uncapped: true, Populations: []population{heterogeneous, uniform}}
+var smoke = size{Nodes: 100, Pods: 300, BoundPods: 1000, Uncapped: true, Populations: []population{heterogeneous, uniform},
+	Rounds: 1, Reservations: reservationLoad{Finished: 30, Live: 5}}
 
 // scaleSize is the size `make bench-scale` runs; issue #10's figures are at the defaults.
 func scaleSize(t *testing.T) (size, bool) {
@@ -59,6 +65,7 @@ func scaleSize(t *testing.T) (size, bool) {
 			t.Fatalf("ACCORD_SCALE_POPULATIONS=%q: %v", v, err)
 		}
 	}
+	schedulerKnobs(t, &s)
 	return s, true
 }
 

@@ -37,6 +37,15 @@ func TestScale(t *testing.T) {
 	b.ref = harness.BuildBinary(t, "k8s.io/kubernetes/cmd/kube-scheduler")
 	if sz.runs("scheduler") {
 		b.sched = harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/scheduler")
+		b.baseline, b.baselineName = os.Getenv("ACCORD_SCALE_SCHEDULER_BASELINE"), os.Getenv("ACCORD_SCALE_SCHEDULER_BASELINE")
+		if sz.Baseline != "" {
+			if b.baseline != "" {
+				t.Fatal("ACCORD_SCALE_BASELINE and ACCORD_SCALE_SCHEDULER_BASELINE both set: give the baseline once")
+			}
+			var commit string
+			b.baseline, commit = buildBaseline(t, sz.Baseline)
+			b.baselineName = fmt.Sprintf("%s (%s)", sz.Baseline, commit)
+		}
 	}
 	if sz.runs("descheduler") {
 		b.desched = harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
@@ -49,8 +58,9 @@ func TestScale(t *testing.T) {
 	}
 }
 
-// binaries are the binaries TestScale runs (empty: that half does not run).
-type binaries struct{ ref, sched, desched string }
+// binaries are the binaries TestScale runs (empty: that half does not run; no baseline: no
+// accord-baseline contender). baselineName says what the baseline was built from.
+type binaries struct{ ref, sched, desched, baseline, baselineName string }
 
 // scalePopulation is TestScale on one population, on its own control plane.
 func scalePopulation(t *testing.T, pop population, sz size, b binaries) {
@@ -61,7 +71,7 @@ func scalePopulation(t *testing.T, pop population, sz size, b binaries) {
 	// (a) The scheduler: the reference first, then the Accord profile, on the same nodes.
 	refConfig, accordConfig := schedulerConfigs(t, kubeconfig)
 	if sz.runs("scheduler") {
-		runSchedulers(t, ctx, client, accord, pop, b.sched, b.ref, refConfig, accordConfig, sz)
+		runSchedulers(t, ctx, client, accord, pop, b, kubeconfig, refConfig, accordConfig, sz)
 	}
 	if !sz.runs("descheduler") {
 		return
@@ -120,7 +130,7 @@ func scalePopulation(t *testing.T, pop population, sz size, b binaries) {
 	if len(capped.Candidates) == 0 {
 		return
 	}
-	ref := runSchedulerOn(t, ctx, client, pop, b.ref, refConfig, "kube-scheduler-candidates", sz.Nodes, candidateCopies(client, ns, capped.Candidates))
+	ref := runSchedulerOn(t, ctx, client, pop, b.ref, refConfig, "kube-scheduler-candidates", sz.Nodes, candidateCopies(client, ns, capped.Candidates), schedOpts{})
 	refPerPod := ref.WindowCPU.Seconds() * 1000 / float64(ref.Pods)
 	simPerCand := capped.Simulation.Seconds() * 1000 / float64(capped.Simulated)
 	if ref.WindowCPU <= 0 {
@@ -161,13 +171,47 @@ func candidateCopies(client kubernetes.Interface, ns string, candidates []string
 	}}
 }
 
-// runSchedulers binds sz.Pods pending pods of the population with kube-scheduler (refBin) and its
-// default profile (refConfig), then with accord-scheduler (schedBin) and the Accord profile
-// (accordConfig), and prints their figures and ratios. The population's churn runs during each run.
-func runSchedulers(t *testing.T, ctx context.Context, client kubernetes.Interface, accord accordclient.Interface, pop population, schedBin, refBin, refConfig, accordConfig string, sz size) {
+// contender is one scheduler runSchedulers compares: a binary with a configuration, binding pods of
+// schedulerName; with reservations, created before each of its runs and deleted after.
+type contender struct {
+	name, bin, config, schedulerName string
+	args                             []string
+	reservations                     reservationLoad
+}
+
+// runSchedulers runs sz.Rounds interleaved rounds of the contenders on the population: in each,
+// every contender binds sz.Pods pending pods once, the order rotated by one each round (so no
+// contender always runs first, or right after the same one). The contenders: kube-scheduler (refBin)
+// with its default profile (refConfig); accord-scheduler with the Accord profile (accordConfig);
+// with a baseline, the baseline's accord-scheduler with the same profile; with reservations
+// (sz.Reservations), accord-reservations: accord-scheduler with the reservations of the load present
+// (created, and the live ones placed, before each of its runs), the Accord profile then having the
+// Reservation plugin for both accord contenders (and the baseline). It prints each run's figures,
+// each contender's min/median/max over the rounds, and the ratios of the rounds' pairs as
+// min/median/max. The population's churn runs during each run.
+func runSchedulers(t *testing.T, ctx context.Context, client kubernetes.Interface, accord accordclient.Interface, pop population, b binaries, kubeconfig, refConfig, accordConfig string, sz size) {
 	t.Helper()
-	var runs []schedRun
-	run := func(bin, config, profile, schedulerName string) schedRun {
+	profile := "the Accord profile"
+	if sz.Reservations != (reservationLoad{}) {
+		accordConfig = reservationSchedulerConfig(t, kubeconfig)
+		profile = "the Accord profile with the Reservation plugin"
+	}
+	cs := []contender{
+		{name: "kube-scheduler-default", bin: b.ref, config: refConfig, schedulerName: corev1.DefaultSchedulerName},
+		{name: "accord", bin: b.sched, config: accordConfig, schedulerName: "accord-scheduler"},
+	}
+	if b.baseline != "" {
+		cs = append(cs, contender{name: "accord-baseline", bin: b.baseline, config: accordConfig, schedulerName: "accord-scheduler"})
+	}
+	if sz.Reservations != (reservationLoad{}) {
+		cs = append(cs, contender{name: "accord-reservations", bin: b.sched, config: accordConfig, schedulerName: "accord-scheduler",
+			args: []string{reservationRetention}, reservations: sz.Reservations})
+	}
+	run := func(c contender, round int) schedRun {
+		batch := pendingBatch(t, ctx, client, pop, fmt.Sprintf("%s-r%d", c.name, round), c.schedulerName, sz.Pods)
+		if c.reservations != (reservationLoad{}) {
+			createReservations(t, ctx, accord, pop, c.bin, c.config, batch.ns, c.reservations, sz.Nodes)
+		}
 		// LoadAware ignores a NodeMetric older than 180 s: every run starts with fresh ones.
 		if err := refreshNodeMetrics(ctx, accord, pop, sz.Nodes); err != nil {
 			t.Fatal(err)
@@ -175,42 +219,60 @@ func runSchedulers(t *testing.T, ctx context.Context, client kubernetes.Interfac
 		stop := make(chan struct{})
 		start := time.Now()
 		counts := churn(ctx, accord, pop, sz.Nodes, stop)
-		r := runScheduler(t, ctx, client, pop, bin, config, profile, schedulerName, sz.Nodes, sz.Pods)
+		r := runSchedulerOn(t, ctx, client, pop, c.bin, c.config, c.name, sz.Nodes, batch, schedOpts{round: round, rounds: sz.Rounds, args: c.args})
 		close(stop)
-		c := <-counts
-		if c.err != nil {
-			t.Fatalf("churn during the %s run: %v", profile, c.err)
+		cc := <-counts
+		if cc.err != nil {
+			t.Fatalf("churn during the %s run: %v", c.name, cc.err)
 		}
 		if pop == heterogeneous {
 			t.Logf("%s: during the run (%s) %d NodeMetric updates (%.1f/s) and %d ClusterScopedResource changes",
-				profile, time.Since(start).Round(time.Second), c.metrics, float64(c.metrics)/time.Since(start).Seconds(), c.crs)
+				c.name, time.Since(start).Round(time.Second), cc.metrics, float64(cc.metrics)/time.Since(start).Seconds(), cc.crs)
+		}
+		if c.reservations != (reservationLoad{}) {
+			checkReservations(t, ctx, accord, batch.ns, c.reservations)
+		}
+		if r.PodsPerSec <= 0 {
+			t.Fatalf("%s round %d: no throughput measured: %+v", c.name, round, r)
 		}
 		return r
 	}
-	for _, c := range []struct{ bin, profile, config, schedulerName string }{
-		{refBin, "kube-scheduler-default", refConfig, corev1.DefaultSchedulerName},
-		{schedBin, "accord", accordConfig, "accord-scheduler"},
-	} {
-		runs = append(runs, run(c.bin, c.config, c.profile, c.schedulerName))
-	}
-	ref, acc := runs[0], runs[1]
-	if ref.PodsPerSec <= 0 || acc.PodsPerSec <= 0 {
-		t.Fatalf("no throughput measured: %+v", runs)
-	}
-	figure(t, "scheduler ratio accord/kube-scheduler-default population=%s nodes=%d pods=%d: throughput %.2fx, CPU %.2fx (%.2fx while binding), peak RSS %.2fx",
-		pop, sz.Nodes, sz.Pods, acc.PodsPerSec/ref.PodsPerSec, ratio(acc.CPU, ref.CPU), ratio(acc.WindowCPU, ref.WindowCPU), float64(acc.PeakRSS)/float64(ref.PeakRSS))
-	t.Log("the reference is kube-scheduler v1.36.3 (k8s.io/kubernetes/cmd/kube-scheduler) with its default profile")
-
-	// An A/B of two builds on the same cluster and minute: the figures of one run to the next
-	// differ by more than most changes do.
-	if base := os.Getenv("ACCORD_SCALE_SCHEDULER_BASELINE"); base != "" {
-		b := run(base, accordConfig, "accord-baseline", "accord-scheduler")
-		if b.PodsPerSec <= 0 {
-			t.Fatalf("no throughput measured for the baseline %s: %+v", base, b)
+	runs := make([][]schedRun, len(cs))
+	for round := 1; round <= sz.Rounds; round++ {
+		for j := range cs {
+			k := (j + round - 1) % len(cs)
+			runs[k] = append(runs[k], run(cs[k], round))
 		}
-		figure(t, "scheduler ratio accord/accord-baseline population=%s nodes=%d pods=%d: throughput %.2fx, CPU %.2fx (%.2fx while binding), peak RSS %.2fx (baseline: %s)",
-			pop, sz.Nodes, sz.Pods, acc.PodsPerSec/b.PodsPerSec, ratio(acc.CPU, b.CPU), ratio(acc.WindowCPU, b.WindowCPU), float64(acc.PeakRSS)/float64(b.PeakRSS), base)
 	}
+
+	head := fmt.Sprintf("population=%s nodes=%d pods=%d over %d rounds", pop, sz.Nodes, sz.Pods, sz.Rounds)
+	for i, c := range cs {
+		rs := runs[i]
+		figure(t, "scheduler %s %s (min/median/max): %s pods/s, CPU per pod %s ms (%s ms while binding), peak RSS %s MiB",
+			c.name, head, over(rs, func(r schedRun) float64 { return r.PodsPerSec }).f("%.0f"),
+			over(rs, func(r schedRun) float64 { return cpuPerPod(r, false) }).f("%.2f"),
+			over(rs, func(r schedRun) float64 { return cpuPerPod(r, true) }).f("%.2f"),
+			over(rs, func(r schedRun) float64 { return mib(r.PeakRSS) }).f("%.0f"))
+	}
+	ratios := func(a, b int, note string) {
+		x, y := runs[a], runs[b]
+		figure(t, "scheduler ratio %s/%s %s (min/median/max of the rounds' ratios): throughput %sx, CPU per pod %sx (%sx while binding), peak RSS %sx%s",
+			cs[a].name, cs[b].name, head,
+			overPairs(x, y, func(a, b schedRun) float64 { return a.PodsPerSec / b.PodsPerSec }).f("%.2f"),
+			overPairs(x, y, func(a, b schedRun) float64 { return ratio(a.CPU, b.CPU) }).f("%.2f"),
+			overPairs(x, y, func(a, b schedRun) float64 { return ratio(a.WindowCPU, b.WindowCPU) }).f("%.2f"),
+			overPairs(x, y, func(a, b schedRun) float64 { return float64(a.PeakRSS) / float64(b.PeakRSS) }).f("%.2f"), note)
+	}
+	ratios(1, 0, "")
+	for i := 2; i < len(cs); i++ {
+		switch cs[i].name {
+		case "accord-baseline":
+			ratios(1, i, " (baseline: "+b.baselineName+")")
+		case "accord-reservations":
+			ratios(i, 1, fmt.Sprintf(" (%s reservations present against none)", sz.Reservations))
+		}
+	}
+	t.Logf("the reference is kube-scheduler v1.36.3 (k8s.io/kubernetes/cmd/kube-scheduler) with its default profile; the accord contenders run %s", profile)
 }
 
 // figure prints a measured figure on its own line (make bench-scale greps for FIGURE).

@@ -89,34 +89,66 @@ func convert[T any, PT interface {
 // the transform hands over the Cache's object instead of converting: one copy serves both, and
 // neither changes it.
 //
+// The same holds for Reservations (ReservationResource, the Reservation plugin's events): the
+// dynamic informer holds the Cache's Reservation object where the Cache's informer has it at the
+// same resourceVersion (found by namespace and name), a converted copy otherwise; with 1000
+// finished and 100 live reservations, their nested maps made accord-scheduler's peak RSS 1.2x that
+// of the same scheduler without reservations (test/scale, RESERVATIONS).
+//
 // Only the resources plugins asked for are touched (asking dyn for another would start a watch
 // nobody registered). Call it after the scheduler is built (app.Setup registers the
 // informers) and before it runs (a started informer takes no transform).
 func (c *Cache) TypeEventInformers(dyn dynamicinformer.DynamicSharedInformerFactory) error {
 	c.mu.Lock()
-	x, csrs, metrics := c.nodes, c.csrReg != nil, c.metricReg != nil
+	x, csrs, metrics, reservations := c.nodes, c.csrReg != nil, c.metricReg != nil, c.reservations
 	c.mu.Unlock()
 	if dyn == nil {
 		return nil
 	}
 	if csrs {
-		if err := setTypedTransform(dyn, ClusterScopedResourceResource, x, func(d *NodeData) *schedv1alpha1.ClusterScopedResource { return d.CR }); err != nil {
+		if err := setTypedTransform(dyn, ClusterScopedResourceResource, func(u *unstructured.Unstructured) *schedv1alpha1.ClusterScopedResource {
+			if d := x.Get(u.GetName()); d != nil {
+				return d.CR
+			}
+			return nil
+		}); err != nil {
 			return err
 		}
 	}
 	if metrics {
-		if err := setTypedTransform(dyn, NodeMetricResource, x, func(d *NodeData) *slov1alpha1.NodeMetric { return d.Metric }); err != nil {
+		if err := setTypedTransform(dyn, NodeMetricResource, func(u *unstructured.Unstructured) *slov1alpha1.NodeMetric {
+			if d := x.Get(u.GetName()); d != nil {
+				return d.Metric
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	if reservations {
+		store := c.ReservationInformer().Informer().GetStore()
+		if err := setTypedTransform(dyn, ReservationResource, func(u *unstructured.Unstructured) *schedv1alpha1.Reservation {
+			item, ok, err := store.GetByKey(u.GetNamespace() + "/" + u.GetName())
+			if err != nil || !ok {
+				return nil
+			}
+			r, _ := item.(*schedv1alpha1.Reservation)
+			return r
+		}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// setTypedTransform gives the dynamic informer of resource a transform to typed objects without
+// managedFields; cached is the Cache's object of the same name, if any, handed over instead of a
+// conversion when it has the same UID and resourceVersion.
 func setTypedTransform[T any, PT interface {
 	*T
 	runtime.Object
 	metav1.Object
-}](dyn dynamicinformer.DynamicSharedInformerFactory, resource string, x *NodeIndex, cachedIn func(*NodeData) *T) error {
+}](dyn dynamicinformer.DynamicSharedInformerFactory, resource string, cached func(*unstructured.Unstructured) PT) error {
 	gvr, _ := schema.ParseResourceArg(resource)
 	if gvr == nil {
 		return fmt.Errorf("%q is not <resource>.<version>.<group>", resource)
@@ -126,10 +158,7 @@ func setTypedTransform[T any, PT interface {
 		if !ok {
 			return obj, nil
 		}
-		var cur PT
-		if d := x.Get(u.GetName()); d != nil {
-			cur = cachedIn(d)
-		}
+		cur := cached(u)
 		if cur != nil && cur.GetUID() == u.GetUID() && cur.GetResourceVersion() == u.GetResourceVersion() {
 			return cur, nil
 		}

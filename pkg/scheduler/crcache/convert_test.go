@@ -105,3 +105,46 @@ func TestTypeEventInformers(t *testing.T) {
 		t.Fatal("typing a started informer succeeded; a started informer takes no transform")
 	}
 }
+
+// TestTypeEventInformersReservations: once the Reservation plugin asked the Cache for Reservations,
+// the scheduler's dynamic informer for them keeps the Cache's typed object (same namespace, name and
+// resourceVersion) instead of nested maps.
+func TestTypeEventInformersReservations(t *testing.T) {
+	in := &schedv1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r1", UID: "uid-r1", ResourceVersion: "3"},
+		Spec: schedv1alpha1.ReservationSpec{Owners: []schedv1alpha1.ReservationOwner{{Pod: &schedv1alpha1.ReservationPodOwner{Name: "web-0"}}}}}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetAPIVersion(schedv1alpha1.SchemeGroupVersion.String())
+	u.SetKind("Reservation")
+	gvr, _ := schema.ParseResourceArg(ReservationResource)
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{*gvr: "ReservationList"}, u)
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	informer := factory.ForResource(*gvr).Informer()
+
+	c := NewForClient(accordfake.NewSimpleClientset(in.DeepCopy())) //nolint:staticcheck // as TestCacheSharesOneFactoryAndFollowsEvents
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer func() { cancel(); c.Shutdown() }()
+	if _, err := c.Reservations(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.TypeEventInformers(factory); err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	defer func() { cancel(); factory.Shutdown() }()
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		t.Fatal("the dynamic informer did not sync")
+	}
+	item, _, _ := informer.GetStore().GetByKey("ns/r1")
+	got, ok := item.(*schedv1alpha1.Reservation)
+	if !ok {
+		t.Fatalf("store holds a %T, want a typed Reservation", item)
+	}
+	own, _, _ := c.ReservationInformer().Informer().GetStore().GetByKey("ns/r1")
+	if got != own {
+		t.Error("r1 is at the Cache's resourceVersion: the dynamic informer must hold the Cache's object, not a second copy")
+	}
+}

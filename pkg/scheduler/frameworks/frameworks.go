@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
@@ -75,6 +76,7 @@ func Build(ctx context.Context, opts Options) (map[string]framework.Framework, e
 			frameworkruntime.WithSharedCSIManager(csi),
 			frameworkruntime.WithSnapshotSharedLister(opts.Snapshot),
 			frameworkruntime.WithLogger(klog.FromContext(ctx).WithValues(opts.LogKey, p.SchedulerName)),
+			frameworkruntime.WithPodNominator(noNominations{}),
 		}
 		if opts.Parallelism > 0 {
 			fwOpts = append(fwOpts, frameworkruntime.WithParallelism(opts.Parallelism))
@@ -110,3 +112,13 @@ func draManager(ctx context.Context, factory informers.SharedInformerFactory, cl
 	}
 	return dynamicresources.NewDRAManager(ctx, claims, tracker, factory), nil
 }
+
+// noNominations is the PodNominator of the frameworks Build makes: they run beside a scheduler,
+// without its queue, so no pod is nominated in them; a plugin that asks (the Reservation plugin's
+// PreFilter) hears none instead of calling a nil nominator.
+type noNominations struct{}
+
+func (noNominations) AddNominatedPod(klog.Logger, fwk.PodInfo, *fwk.NominatingInfo) {}
+func (noNominations) DeleteNominatedPodIfExists(*corev1.Pod)                        {}
+func (noNominations) UpdateNominatedPod(klog.Logger, *corev1.Pod, fwk.PodInfo)      {}
+func (noNominations) NominatedPodsForNode(string) []fwk.PodInfo                     { return nil }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	clientsetfake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -84,7 +85,8 @@ func benchFramework(b *testing.B, nodes []*corev1.Node, objs ...runtime.Object) 
 	}, "accord-scheduler",
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(informers.NewSharedInformerFactory(client, 0)),
-		frameworkruntime.WithSnapshotSharedLister(internalcache.NewSnapshot(nil, nodes)))
+		frameworkruntime.WithSnapshotSharedLister(internalcache.NewSnapshot(nil, nodes)),
+		frameworkruntime.WithPodNominator(nominator{}))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -132,3 +134,12 @@ func BenchmarkPreFilterFilter(b *testing.B) {
 		})
 	}
 }
+
+// nominator is the scheduling queue's nominated pods, by node (the real scheduler's framework always
+// has one; the Reservation plugin's PreFilter reads it).
+type nominator map[string][]fwk.PodInfo
+
+func (n nominator) AddNominatedPod(klog.Logger, fwk.PodInfo, *fwk.NominatingInfo) {}
+func (n nominator) DeleteNominatedPodIfExists(*corev1.Pod)                        {}
+func (n nominator) UpdateNominatedPod(klog.Logger, *corev1.Pod, fwk.PodInfo)      {}
+func (n nominator) NominatedPodsForNode(node string) []fwk.PodInfo                { return n[node] }

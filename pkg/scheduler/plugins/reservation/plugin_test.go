@@ -332,3 +332,66 @@ func TestHeldFollowsTheInformer(t *testing.T) {
 		t.Errorf("PreFilter after the reservation was deleted = %v, want Skip", st)
 	}
 }
+
+// A pod that fits beside the reservations on every node where they hold room skips Filter; one that
+// does not fit beside one of them is filtered on every node, and rejected there.
+func TestPreFilterSkipsWhenThePodFitsBesideEveryReservation(t *testing.T) {
+	owner := schedv1alpha1.ReservationOwner{Pod: &schedv1alpha1.ReservationPodOwner{Name: "web-0"}}
+	p := New(indexer(t,
+		rsv("a", "n1", schedv1alpha1.ReservationAvailable, "1", owner),
+		rsv("b", "n2", schedv1alpha1.ReservationAvailable, "3", owner),
+		rsv("gone", "n9", schedv1alpha1.ReservationAvailable, "4", owner),
+	), NewLedger(), nil, clocktesting.NewFakePassiveClock(t0.Add(10*time.Second)))
+	nodes := []fwk.NodeInfo{nodeInfo("n0", "4"), nodeInfo("n1", "4"), nodeInfo("n2", "4")}
+
+	// 1 CPU fits beside 1 held on n1 and 3 held on n2 (n9 is not in the snapshot).
+	state := framework.NewCycleState()
+	if _, st := p.PreFilter(context.Background(), state, pod("small", t0.Add(time.Second), "1", ""), nodes); !st.IsSkip() {
+		t.Fatalf("PreFilter of a pod that fits beside every reservation = %v, want Skip", st)
+	}
+	if _, err := readState(state); err != nil {
+		t.Errorf("a skipped PreFilter must still write the state Reserve reads: %v", err)
+	}
+	// 2 CPUs do not fit beside 3 held on n2's 4.
+	_, st := run(t, p, pod("big", t0.Add(time.Second), "2", ""), nodes...)
+	if len(st) != len(nodes) {
+		t.Fatalf("a pod that does not fit beside a reservation was filtered on %d nodes, want %d: %v", len(st), len(nodes), st)
+	}
+	if st["n2"].Code() != fwk.Unschedulable || !st["n0"].IsSuccess() || !st["n1"].IsSuccess() {
+		t.Errorf("want n2 rejected, n0 and n1 accepted: %v", st)
+	}
+}
+
+// handleWith is the part of a framework handle PreFilter reads: the cycle's snapshot and the
+// nominated pods.
+type handleWith struct {
+	fwk.Handle
+	snap      *internalcache.Snapshot
+	nominated nominator
+}
+
+func (h handleWith) SnapshotSharedLister() fwk.SharedLister         { return h.snap }
+func (h handleWith) NominatedPodsForNode(node string) []fwk.PodInfo { return h.nominated[node] }
+
+// With a pod nominated to a node where a reservation holds room, Filter runs (the framework adds the
+// nominated pods to the node when it filters), even for a pod that fits beside the reservation.
+func TestPreFilterFiltersWithAPodNominatedBesideAReservation(t *testing.T) {
+	owner := schedv1alpha1.ReservationOwner{Pod: &schedv1alpha1.ReservationPodOwner{Name: "web-0"}}
+	n1 := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("110")}}}
+	h := handleWith{snap: internalcache.NewSnapshot(nil, []*corev1.Node{n1}), nominated: nominator{}}
+	p := New(indexer(t, rsv("a", "n1", schedv1alpha1.ReservationAvailable, "1", owner)), NewLedger(), h,
+		clocktesting.NewFakePassiveClock(t0.Add(10*time.Second)))
+	small := pod("small", t0.Add(time.Second), "1", "")
+	if _, st := p.PreFilter(context.Background(), framework.NewCycleState(), small, nil); !st.IsSkip() {
+		t.Fatalf("PreFilter without nominated pods = %v, want Skip", st)
+	}
+	pi, err := framework.NewPodInfo(pod("nominated", t0, "2", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.nominated["n1"] = []fwk.PodInfo{pi}
+	if _, st := p.PreFilter(context.Background(), framework.NewCycleState(), small, nil); !st.IsSuccess() {
+		t.Errorf("PreFilter with a pod nominated to n1 = %v, want Success (Filter runs)", st)
+	}
+}
