@@ -3,6 +3,7 @@ package evictions
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -201,5 +202,43 @@ func TestDecisionSinkAnnotatesTheEvent(t *testing.T) {
 				t.Errorf("%s Event carries a decision: %s", ev.Reason, js)
 			}
 		}
+	}
+}
+
+// A pod this process has just evicted is not held by its workload budget: a cycle that listed it
+// before its deletion showed (an event-triggered controller evicted it meanwhile) finds its own
+// eviction counted in the budget. Recorded, that EvictionHeld Event was newer than the pod's
+// Descheduled one, and the console's newest row for the pod said "held by workload budget", with no
+// predicted node, for a pod that was evicted.
+func TestNoHeldDecisionForAPodJustEvicted(t *testing.T) {
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	src := &fakeWorkloads{w: Workload{Kind: "Deployment", Namespace: "ns", Name: "m", UID: "dep", Replicas: 2}}
+	for i := range 2 {
+		src.pods = append(src.pods, budgetPod(i, true, now.Add(-time.Hour)))
+	}
+	lim := NewLimiter(Limits{})
+	lim.SetBudget(NewBudget(BudgetConfig{}, src, func() time.Time { return now }))
+	rec := &decisionsRecorded{EventRecorder: events.NewFakeRecorder(10)}
+	e := &ProfileEvictor{Profile: "p", EvictPlugin: &stubEvict{}, Limiter: lim, Metrics: metrics.New(), Recorder: rec}
+	ev := e.ForPlugin("NodeCRDResourceFit")
+	b := src.pods[1]
+	if err := ev.Evict(context.Background(), b, framework.EvictOptions{Reason: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	// The cycle's stale copy of b (no deletionTimestamp yet).
+	err := ev.CheckLimits(b)
+	if err == nil || !framework.IsPodGone(err) {
+		t.Errorf("CheckLimits(b just evicted) = %v, want an error wrapping ErrPodGone", err)
+	}
+	// Its sibling is held, as before.
+	if err := ev.CheckLimits(src.pods[0]); !framework.IsWorkloadBudget(err) {
+		t.Errorf("CheckLimits(sibling) = %v, want the workload budget", err)
+	}
+	var verdicts []string
+	for _, d := range rec.got {
+		verdicts = append(verdicts, d.Pod.Name+" "+d.Verdict)
+	}
+	if want := []string{"p1 Evicted", "p0 Held"}; fmt.Sprint(verdicts) != fmt.Sprint(want) {
+		t.Errorf("decisions %v, want %v", verdicts, want)
 	}
 }
