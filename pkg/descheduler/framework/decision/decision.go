@@ -161,8 +161,8 @@ func Marshal(d Decision) (string, error) {
 	return string(b), nil
 }
 
-// Unmarshal decodes and validates a Decision: strictly (an unknown field, a second value or a
-// version other than Version is an error), and at most MaxSize bytes.
+// Unmarshal decodes and validates a Decision: strictly (an unknown field, anything after the value
+// or a version other than Version is an error), and at most MaxSize bytes.
 func Unmarshal(s string) (Decision, error) {
 	if len(s) > MaxSize {
 		return Decision{}, fmt.Errorf("%d bytes, more than %d", len(s), MaxSize)
@@ -181,9 +181,6 @@ func Unmarshal(s string) (Decision, error) {
 	var d Decision
 	if err := dec.Decode(&d); err != nil {
 		return Decision{}, err
-	}
-	if dec.More() {
-		return Decision{}, errors.New("more than one JSON value")
 	}
 	if err := d.Validate(); err != nil {
 		return Decision{}, err
