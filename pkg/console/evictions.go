@@ -62,6 +62,9 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 		Eviction
 		owner types.UID
 		uid   types.UID
+		// requested is when the eviction was requested (the decision's RequestedAt, else the
+		// Event's time): its replacement is created after it.
+		requested time.Time
 	}
 	var rows []row
 	for _, reason := range decisionReasons {
@@ -73,7 +76,10 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 				continue
 			}
 			r := row{Eviction: Eviction{Time: eventTime(e), Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name,
-				Plugin: d.Plugin, Profile: d.Profile, Reason: d.Reason}, uid: e.InvolvedObject.UID}
+				Plugin: d.Plugin, Profile: d.Profile, Reason: d.Reason}, uid: e.InvolvedObject.UID, requested: eventTime(e)}
+			if d.RequestedAt != nil && d.RequestedAt.Before(r.requested) {
+				r.requested = *d.RequestedAt
+			}
 			switch d.Verdict {
 			case decision.VerdictSoftEvicted:
 				r.Mode = modeSoftEvicted
@@ -121,7 +127,7 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 		}
 		var best *corev1.Pod
 		for _, p := range pods {
-			if p.UID == r.uid || p.Namespace != r.Namespace || taken[p.UID] || !ownedBy(p, r.owner) || p.CreationTimestamp.Time.Before(r.Time.Truncate(time.Second)) {
+			if p.UID == r.uid || p.Namespace != r.Namespace || taken[p.UID] || !ownedBy(p, r.owner) || p.CreationTimestamp.Time.Before(r.requested.Truncate(time.Second)) {
 				continue
 			}
 			if best == nil || p.CreationTimestamp.Before(&best.CreationTimestamp) {

@@ -88,6 +88,9 @@ func TestEvictionKeepsItsPredictionAcrossACycle(t *testing.T) {
 	if err := d.Validate(); err != nil {
 		t.Errorf("decision invalid: %v", err)
 	}
+	if d.RequestedAt == nil || d.RequestedAt.IsZero() {
+		t.Errorf("decision without the time its eviction was requested")
+	}
 	if n := len(e.admissions.of(pod)); n != 0 {
 		t.Errorf("%d predictions still kept after the eviction", n)
 	}

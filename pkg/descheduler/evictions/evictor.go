@@ -277,12 +277,12 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		return nil
 	}
 	start := time.Now()
-	if done, err := e.evictDeferred(ctx, pod, opts, slot, bslot, predictions); done {
+	if done, err := e.evictDeferred(ctx, pod, opts, slot, bslot, predictions, start); done {
 		return err
 	}
 	assumed := e.assumeBackground(pod)
 	if err := e.EvictPlugin.Evict(ctx, pod, opts); err != nil {
-		if e.inBackground(ctx, pod, opts, err, slot, bslot, predictions) {
+		if e.inBackground(ctx, pod, opts, err, slot, bslot, predictions, start) {
 			return nil
 		}
 		e.endBackground(pod, assumed, "eviction not answered in progress")
@@ -312,7 +312,7 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	logger.Info("Evicted pod", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName,
 		"reason", opts.Reason, "prediction", extra, "duration", time.Since(start))
 	d := e.newDecision(pod, opts.PluginName, opts.Reason, decision.VerdictEvicted)
-	d.Predictions, d.Reservation = predictions, reservation
+	d.Predictions, d.Reservation, d.RequestedAt = predictions, reservation, &start
 	e.recordDecision(pod, corev1.EventTypeNormal, ReasonDescheduled, EventMessage(opts.PluginName, e.Profile, opts.Reason, extra), d)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,7 +32,7 @@ func (e *ProfileEvictor) inProgress(ctx context.Context, pod *corev1.Pod, opts f
 // it annotates the pod, records a SoftEvicted Event and tracks the pod as in progress, which counts
 // it against the caps (in place of the cycle's slot, released) and its workload budget until it is
 // gone.
-func (e *ProfileEvictor) evictDeferred(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions, slot Slot, bslot BudgetSlot, predictions []decision.Prediction) (done bool, err error) {
+func (e *ProfileEvictor) evictDeferred(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions, slot Slot, bslot BudgetSlot, predictions []decision.Prediction, start time.Time) (done bool, err error) {
 	if e.Soft == nil {
 		return false, nil
 	}
@@ -68,7 +69,7 @@ func (e *ProfileEvictor) evictDeferred(ctx context.Context, pod *corev1.Pod, opt
 	logger.Info("Soft-evicted pod", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName,
 		"reason", opts.Reason, "prediction", extra, "annotation", SoftEvictionAnnotation)
 	d := e.newDecision(pod, opts.PluginName, opts.Reason, decision.VerdictSoftEvicted)
-	d.Predictions = predictions
+	d.Predictions, d.RequestedAt = predictions, &start
 	e.recordDecision(pod, corev1.EventTypeNormal, ReasonSoftEvicted, SoftEvictedEventMessage(opts.PluginName, e.Profile, opts.Reason, extra), d)
 	return true, nil
 }
@@ -101,7 +102,7 @@ func (e *ProfileEvictor) endBackground(pod *corev1.Pod, assumed bool, why string
 // request-evict-only answered "in progress": the pod is tracked as in progress (counted against the
 // caps in place of the cycle's slot, released, and against its workload budget, kept) and true is
 // returned. A finished pod is not tracked (true: nothing to do). Otherwise false.
-func (e *ProfileEvictor) inBackground(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions, err error, slot Slot, bslot BudgetSlot, predictions []decision.Prediction) bool {
+func (e *ProfileEvictor) inBackground(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions, err error, slot Slot, bslot BudgetSlot, predictions []decision.Prediction, start time.Time) bool {
 	t := e.Limiter.InProgress()
 	if !t.Background() || !hasAnnotation(pod, RequestEvictOnlyAnnotation) || !IsEvictionInBackground(err) {
 		return false
@@ -126,7 +127,7 @@ func (e *ProfileEvictor) inBackground(ctx context.Context, pod *corev1.Pod, opts
 	logger.Info("Eviction in background", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName,
 		"reason", opts.Reason, "answer", err.Error())
 	d := e.newDecision(pod, opts.PluginName, opts.Reason, decision.VerdictInBackground)
-	d.Predictions = predictions
+	d.Predictions, d.RequestedAt = predictions, &start
 	e.recordDecision(pod, corev1.EventTypeNormal, ReasonEvictionInBackground, InBackgroundEventMessage(opts.PluginName, e.Profile, opts.Reason), d)
 	return true
 }

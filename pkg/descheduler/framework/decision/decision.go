@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Annotation is the Event annotation that holds a Decision as JSON.
@@ -56,6 +57,10 @@ type Decision struct {
 	Predictions []Prediction `json:"predictions,omitempty"`
 	// Reservation is where the replacement's room was reserved before the eviction (ReservationFirst).
 	Reservation *Reservation `json:"reservation,omitempty"`
+	// RequestedAt is when the evictor asked the evict plugin (or soft-evicted): the pod's controller
+	// creates its replacement only after that, while the Event is recorded once the eviction
+	// returned, which may be later than the replacement's creation (not set for VerdictHeld).
+	RequestedAt *time.Time `json:"requestedAt,omitempty"`
 }
 
 // Pod is the pod a decision is about.
