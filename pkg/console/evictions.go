@@ -1,16 +1,18 @@
 package console
 
 import (
+	"fmt"
 	"slices"
-	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/decision"
 )
 
 // maxEvictions is how many evictions the timeline shows (the newest).
@@ -43,56 +45,60 @@ type Eviction struct {
 	Mode string `json:"mode,omitempty"`
 }
 
-// predictionSep separates the plugin's reason from the prediction in an Event note.
-const predictionSep = "; scheduler simulation"
+// Modes of an eviction row, as the page shows them.
+const (
+	modeSoftEvicted  = "soft-evicted"
+	modeInBackground = "in background"
+)
 
-// evictions reads the Descheduled, SoftEvicted, EvictionInBackground and EvictionHeld Events, newest first; pods are the live pods, where the
-// replacements are looked for.
+// decisionReasons are the reasons of the descheduler's Events that carry a decision.
+var decisionReasons = []string{evictions.ReasonDescheduled, evictions.ReasonSoftEvicted, evictions.ReasonEvictionInBackground, evictions.ReasonEvictionHeld}
+
+// evictions reads the decisions of the descheduler's Descheduled, SoftEvicted, EvictionInBackground
+// and EvictionHeld Events (decisionOf), newest first; pods are the live pods, where the replacements
+// are looked for.
 func (s *state) evictions(pods []*corev1.Pod) []Eviction {
-	var objs []any
-	for _, reason := range []string{evictions.ReasonDescheduled, evictions.ReasonSoftEvicted, evictions.ReasonEvictionInBackground} {
-		byReason, _ := s.events.ByIndex(eventByReason, reason)
-		objs = append(objs, byReason...)
-	}
 	type row struct {
 		Eviction
 		owner types.UID
 		uid   types.UID
+		// requested is when the eviction was requested (the decision's RequestedAt, else the
+		// Event's time): its replacement is created after it.
+		requested time.Time
 	}
-	rows := make([]row, 0, len(objs))
-	for _, o := range objs {
-		e := o.(*corev1.Event)
-		note, ok := evictions.ParseEventMessage(e.Message)
-		if !ok || !sameNamespace(e) {
-			continue
+	var rows []row
+	for _, reason := range decisionReasons {
+		objs, _ := s.events.ByIndex(eventByReason, reason)
+		for _, o := range objs {
+			e := o.(*corev1.Event)
+			d, ok := decisionOf(e)
+			if !ok {
+				continue
+			}
+			r := row{Eviction: Eviction{Time: eventTime(e), Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name,
+				Plugin: d.Plugin, Profile: d.Profile, Reason: d.Reason}, uid: e.InvolvedObject.UID, requested: eventTime(e)}
+			if d.RequestedAt != nil && d.RequestedAt.Before(r.requested) {
+				r.requested = *d.RequestedAt
+			}
+			switch d.Verdict {
+			case decision.VerdictSoftEvicted:
+				r.Mode = modeSoftEvicted
+			case decision.VerdictInBackground:
+				r.Mode = modeInBackground
+			case decision.VerdictHeld:
+				r.Held, r.Reason = d.Blocker.Gate, d.Blocker.Message
+			}
+			if pred, ok := d.Predicted(); ok && d.Verdict != decision.VerdictHeld {
+				r.PredictedNode, r.Score = pred.Node, pred.Score
+			}
+			if rec, ok := s.record(r.uid); ok && rec.Namespace == r.Namespace {
+				r.Node = rec.Node
+				if d.Verdict != decision.VerdictHeld {
+					r.owner = rec.Owner
+				}
+			}
+			rows = append(rows, r)
 		}
-		r := row{Eviction: Eviction{Time: eventTime(e), Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name,
-			Plugin: note.Plugin, Profile: note.Profile, Reason: note.Reason, Mode: note.Mode}, uid: e.InvolvedObject.UID}
-		if i := strings.Index(note.Reason, predictionSep); i >= 0 {
-			r.Reason = note.Reason[:i]
-		}
-		if pred, ok := schedulersimulation.ParseEvictionMessage(note.Reason); ok {
-			score := pred.Score
-			r.PredictedNode, r.Score = pred.Node, &score
-		}
-		if rec, ok := s.record(r.uid); ok && rec.Namespace == r.Namespace {
-			r.Node, r.owner = rec.Node, rec.Owner
-		}
-		rows = append(rows, r)
-	}
-	held, _ := s.events.ByIndex(eventByReason, evictions.ReasonEvictionHeld)
-	for _, o := range held {
-		e := o.(*corev1.Event)
-		note, ok := evictions.ParseHeldMessage(e.Message)
-		if !ok || !sameNamespace(e) {
-			continue
-		}
-		r := row{Eviction: Eviction{Time: eventTime(e), Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name,
-			Plugin: note.Plugin, Profile: note.Profile, Reason: note.Reason, Held: note.Held}, uid: e.InvolvedObject.UID}
-		if rec, ok := s.record(r.uid); ok && rec.Namespace == r.Namespace {
-			r.Node = rec.Node
-		}
-		rows = append(rows, r)
 	}
 	// Oldest first, so that each eviction of a controller's pods takes the first replacement
 	// created after it that an earlier eviction did not take. A pod a PodMigration moved takes the
@@ -121,7 +127,7 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 		}
 		var best *corev1.Pod
 		for _, p := range pods {
-			if p.UID == r.uid || p.Namespace != r.Namespace || taken[p.UID] || !ownedBy(p, r.owner) || p.CreationTimestamp.Time.Before(r.Time.Truncate(time.Second)) {
+			if p.UID == r.uid || p.Namespace != r.Namespace || taken[p.UID] || !ownedBy(p, r.owner) || p.CreationTimestamp.Time.Before(r.requested.Truncate(time.Second)) {
 				continue
 			}
 			if best == nil || p.CreationTimestamp.Before(&best.CreationTimestamp) {
@@ -154,6 +160,54 @@ func (s *state) migratedReplacements() map[types.UID]types.NamespacedName {
 		}
 	}
 	return out
+}
+
+// decisionOf reads the decision an Event carries. An Event's author chooses every field of it: a
+// decision is read only from an Event of the descheduler (its reportingController), in the
+// namespace of the pod it is about, and about that pod; an Event that says otherwise, or whose
+// decision does not decode (strictly, version v1), is skipped, with the reason logged once.
+func decisionOf(e *corev1.Event) (decision.Decision, bool) {
+	if e.ReportingController != decision.ReportingController || !sameNamespace(e) {
+		return decision.Decision{}, false
+	}
+	js, ok := e.Annotations[decision.Annotation]
+	if !ok {
+		skipped(e, "no decision annotation")
+		return decision.Decision{}, false
+	}
+	d, err := decision.Unmarshal(js)
+	if err != nil {
+		skipped(e, "malformed decision: "+err.Error())
+		return decision.Decision{}, false
+	}
+	if d.Pod.Namespace != e.InvolvedObject.Namespace || d.Pod.Name != e.InvolvedObject.Name || types.UID(d.Pod.UID) != e.InvolvedObject.UID {
+		skipped(e, fmt.Sprintf("the decision is about pod %s/%s (UID %s), the Event about %s/%s (UID %s)",
+			d.Pod.Namespace, d.Pod.Name, d.Pod.UID, e.InvolvedObject.Namespace, e.InvolvedObject.Name, e.InvolvedObject.UID))
+		return decision.Decision{}, false
+	}
+	return d, true
+}
+
+// maxSkipped bounds the Events whose skipping was logged (then the set starts over).
+const maxSkipped = 1024
+
+var skippedEvents = struct {
+	sync.Mutex
+	logged map[types.UID]bool
+}{logged: map[types.UID]bool{}}
+
+// skipped logs, once per Event, why its decision is not shown.
+func skipped(e *corev1.Event, why string) {
+	skippedEvents.Lock()
+	defer skippedEvents.Unlock()
+	if skippedEvents.logged[e.UID] {
+		return
+	}
+	if len(skippedEvents.logged) >= maxSkipped {
+		clear(skippedEvents.logged)
+	}
+	skippedEvents.logged[e.UID] = true
+	klog.Background().Info("Eviction Event not shown", "event", klog.KObj(e), "reason", e.Reason, "why", why)
 }
 
 // sameNamespace reports whether the Event is in the namespace of the object it is about. The UID and

@@ -14,8 +14,7 @@ import (
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
-	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
-	"github.com/accord-sched/accord/pkg/descheduler/simulator"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/decision"
 )
 
 func metric(name string, cpu string, at time.Time) *slov1alpha1.NodeMetric {
@@ -104,16 +103,15 @@ func TestEvictionTimeline(t *testing.T) {
 	repl1, repl2 := pod("m-3", "node-2", rs, evictedAt.Add(time.Second)), pod("m-4", "", rs, evictedAt.Add(2*time.Second))
 	other := pod("x", "node-2", "other-rs", evictedAt.Add(time.Second))
 	soft, vm := pod("s-1", "node-5", "soft-rs", now.Add(-time.Hour)), pod("vm-1", "node-5", "vm-rs", now.Add(-time.Hour))
-	pred := simulator.Prediction{Profile: "accord-scheduler", CurrentNode: "node-5", Feasible: true, Node: "node-2", Score: 155}
-	msg := evictions.EventMessage("NodeCRDResourceFit", "accord", "node node-5 does not enable example.com/memory", schedulersimulation.EvictionMessage(pred))
 	s := newTestState(t, first, second, before, repl1, repl2, other, soft, vm,
-		event(evictions.ReasonDescheduled, first, evictedAt, msg),
-		event(evictions.ReasonDescheduled, second, evictedAt.Add(500*time.Millisecond), evictions.EventMessage("LowNodeLoad", "accord", "hot", "")),
+		decisionEvent(evictions.ReasonDescheduled, first, evictedAt, "NodeCRDResourceFit", "accord", "node node-5 does not enable example.com/memory",
+			decision.VerdictEvicted, predicted("node-2", 155)),
+		decisionEvent(evictions.ReasonDescheduled, second, evictedAt.Add(500*time.Millisecond), "LowNodeLoad", "accord", "hot", decision.VerdictEvicted),
 		event(evictions.ReasonDescheduled, pod("unknown", "", "", now), evictedAt, "Evicted by someone else"),
-		event(evictions.ReasonEvictionHeld, before, evictedAt.Add(time.Second), evictions.HeldEventMessage("NodeCRDResourceFit", "accord", evictions.HeldWorkloadBudget,
-			"workload budget: Deployment demo/m (20 replicas) has 2 of 2 allowed by maxMigratingPerWorkload (default)")),
-		event(evictions.ReasonSoftEvicted, soft, evictedAt.Add(2*time.Second), evictions.SoftEvictedEventMessage("NodeCRDResourceFit", "moves", "cpu not enabled", "")),
-		event(evictions.ReasonEvictionInBackground, vm, evictedAt.Add(3*time.Second), evictions.InBackgroundEventMessage("NodeCRDResourceFit", "accord", "cpu not enabled")),
+		decisionEvent(evictions.ReasonEvictionHeld, before, evictedAt.Add(time.Second), "NodeCRDResourceFit", "accord", "", decision.VerdictHeld,
+			heldBy(evictions.HeldWorkloadBudget, "workload budget: Deployment demo/m (20 replicas) has 2 of 2 allowed by maxMigratingPerWorkload (default)")),
+		decisionEvent(evictions.ReasonSoftEvicted, soft, evictedAt.Add(2*time.Second), "NodeCRDResourceFit", "moves", "cpu not enabled", decision.VerdictSoftEvicted),
+		decisionEvent(evictions.ReasonEvictionInBackground, vm, evictedAt.Add(3*time.Second), "NodeCRDResourceFit", "accord", "cpu not enabled", decision.VerdictInBackground),
 	)
 	s.podGone(first)
 	s.podGone(second)
@@ -121,9 +119,9 @@ func TestEvictionTimeline(t *testing.T) {
 	score := int64(155)
 	want := []Eviction{
 		{Time: evictedAt.Add(3 * time.Second), Namespace: "demo", Pod: "vm-1", Node: "node-5", Plugin: "NodeCRDResourceFit", Profile: "accord",
-			Reason: "cpu not enabled", Mode: evictions.ModeInBackground},
+			Reason: "cpu not enabled", Mode: modeInBackground},
 		{Time: evictedAt.Add(2 * time.Second), Namespace: "demo", Pod: "s-1", Node: "node-5", Plugin: "NodeCRDResourceFit", Profile: "moves",
-			Reason: "cpu not enabled", Mode: evictions.ModeSoftEvicted},
+			Reason: "cpu not enabled", Mode: modeSoftEvicted},
 		{Time: evictedAt.Add(time.Second), Namespace: "demo", Pod: "m-0", Node: "node-2", Plugin: "NodeCRDResourceFit", Profile: "accord", Held: "workload budget",
 			Reason: "workload budget: Deployment demo/m (20 replicas) has 2 of 2 allowed by maxMigratingPerWorkload (default)"},
 		{Time: evictedAt.Add(500 * time.Millisecond), Namespace: "demo", Pod: "m-2", Node: "node-5", Plugin: "LowNodeLoad", Profile: "accord", Reason: "hot",
@@ -162,8 +160,8 @@ func TestEvictionTimelineFollowsMigrations(t *testing.T) {
 				ReservationName: p.Name + "-rsv", ReplacementPod: replacement, ReplacementNode: node}}
 	}
 	s := newTestState(t, a, b, c, d, migration("move-a", a, "web-d", "node-4"), migration("move-b", b, "web-c", "node-6"),
-		event(evictions.ReasonDescheduled, a, evictedAt, evictions.EventMessage("PodMigration", "accord", "PodMigration move-a", "")),
-		event(evictions.ReasonDescheduled, b, evictedAt.Add(100*time.Millisecond), evictions.EventMessage("PodMigration", "accord", "PodMigration move-b", "")))
+		decisionEvent(evictions.ReasonDescheduled, a, evictedAt, "PodMigration", "accord", "PodMigration move-a", decision.VerdictEvicted),
+		decisionEvent(evictions.ReasonDescheduled, b, evictedAt.Add(100*time.Millisecond), "PodMigration", "accord", "PodMigration move-b", decision.VerdictEvicted))
 	s.podGone(a)
 	s.podGone(b)
 	got := map[string]string{}

@@ -226,6 +226,22 @@ func (b *Budget) releasePod(uid types.UID) {
 	}
 }
 
+// Counts reports whether the eviction of pod is counted already (this process evicted it, and it is
+// not replaced yet): a copy of the pod read before its deletion showed is not to be held, nor
+// evicted again.
+func (b *Budget) Counts(pod *corev1.Pod) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, list := range b.evicted {
+		for _, e := range list {
+			if e.pod == pod.UID {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Migrating returns how many evictions count against the workload with uid now (not yet replaced).
 func (b *Budget) Migrating(uid types.UID) int {
 	b.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/decision"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 )
 
@@ -57,6 +58,9 @@ type ProfileEvictor struct {
 	// Observer, when set, is told of every preEvictionFilter verdict and every eviction attempt
 	// (explain collects its rows with it). It is called synchronously; keep it cheap.
 	Observer func(Record)
+
+	// admissions keeps the PlacementJudges' predictions of admitted pods until their eviction.
+	admissions admissions
 }
 
 // Stages of a Record.
@@ -153,8 +157,8 @@ func (e *ProfileEvictor) windowClosed() error {
 	return &framework.WindowClosedError{Profile: e.Profile, NextOpen: next, DryRun: e.DryRun}
 }
 
-// held counts a held eviction and records an EvictionHeld Event on the pod (not in dry-run mode);
-// the events recorder folds repeats into one Event's series.
+// held counts a held eviction and records an EvictionHeld Event on the pod, with its decision (not
+// in dry-run mode); the events recorder folds repeats into one Event's series.
 func (e *ProfileEvictor) held(pod *corev1.Pod, plugin string, err error) {
 	reason, what := metrics.HeldWorkloadBudget, HeldWorkloadBudget
 	if framework.IsWindowClosed(err) {
@@ -163,8 +167,10 @@ func (e *ProfileEvictor) held(pod *corev1.Pod, plugin string, err error) {
 	if e.Metrics != nil {
 		e.Metrics.EvictionsHeld.WithLabelValues(reason, e.Profile).Inc()
 	}
-	if e.Recorder != nil && !e.DryRun {
-		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonEvictionHeld, "Descheduling", "%s", HeldEventMessage(plugin, e.Profile, what, err.Error()))
+	if !e.DryRun {
+		d := e.newDecision(pod, plugin, "", decision.VerdictHeld)
+		d.Blocker = &decision.Blocker{Gate: what, Message: err.Error()}
+		e.recordDecision(pod, corev1.EventTypeNormal, ReasonEvictionHeld, HeldEventMessage(plugin, e.Profile, what, err.Error()), d)
 	}
 }
 
@@ -183,12 +189,19 @@ func (e *ProfileEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
 	return e.preEvictionFilter(pod, "")
 }
 
+// preEvictionFilter asks the preEvictionFilter plugins in turn, the PlacementJudges with the
+// nominator; a pod they all admit is kept with the judges' predictions until its eviction.
 func (e *ProfileEvictor) preEvictionFilter(pod *corev1.Pod, nominator string) bool {
 	blockedBy := ""
+	var predictions []decision.Prediction
 	for _, f := range e.PreEvictionFilters {
 		var ok bool
-		if j, judge := f.(framework.PlacementJudge); judge && nominator != "" {
-			ok = j.PreEvictionFilterFor(pod, nominator)
+		if j, judge := f.(framework.PlacementJudge); judge {
+			var pred *decision.Prediction
+			ok, pred = j.PreEvictionFilterFor(pod, nominator)
+			if ok && pred != nil {
+				predictions = append(predictions, *pred)
+			}
 		} else {
 			ok = f.PreEvictionFilter(pod)
 		}
@@ -196,6 +209,9 @@ func (e *ProfileEvictor) preEvictionFilter(pod *corev1.Pod, nominator string) bo
 			blockedBy = f.Name()
 			break
 		}
+	}
+	if blockedBy == "" {
+		e.admissions.admit(pod, predictions)
 	}
 	if e.Observer != nil {
 		e.Observer(Record{Profile: e.Profile, Plugin: nominator, Pod: pod, Stage: StagePreEvictionFilter, BlockedBy: blockedBy})
@@ -230,7 +246,8 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		return err
 	}
 	closed, slot, budget, bslot := a.closed, a.slot, a.budget, a.bslot
-	predicted, extra := e.admitted(pod)
+	predictions := e.admissions.take(pod)
+	predicted, extra := predictedNode(predictions), predictionNote(predictions)
 	if e.DryRun {
 		logger.Info("Dry run: would evict pod", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName, "reason", opts.Reason, "prediction", extra)
 		e.count(metrics.ResultDryRun, opts, pod)
@@ -250,13 +267,25 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	if opts.PredictedNode == "" {
 		opts.PredictedNode = predicted
 	}
+	// The reservation a reservation-first evict plugin places before evicting goes into the decision.
+	var reservation *decision.Reservation
+	beforeEvict := opts.BeforeEvict
+	opts.BeforeEvict = func(ctx context.Context, name, node string) error {
+		if beforeEvict != nil {
+			if err := beforeEvict(ctx, name, node); err != nil {
+				return err
+			}
+		}
+		reservation = &decision.Reservation{Name: name, Node: node}
+		return nil
+	}
 	start := time.Now()
-	if done, err := e.evictDeferred(ctx, pod, opts, slot, bslot, extra); done {
+	if done, err := e.evictDeferred(ctx, pod, opts, slot, bslot, predictions, start); done {
 		return err
 	}
 	assumed := e.assumeBackground(pod)
 	if err := e.EvictPlugin.Evict(ctx, pod, opts); err != nil {
-		if e.inBackground(ctx, pod, opts, err, slot, bslot) {
+		if e.inBackground(ctx, pod, opts, err, slot, bslot, predictions, start) {
 			return nil
 		}
 		e.endBackground(pod, assumed, "eviction not answered in progress")
@@ -285,10 +314,9 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 	e.count(metrics.ResultSuccess, opts, pod)
 	logger.Info("Evicted pod", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName,
 		"reason", opts.Reason, "prediction", extra, "duration", time.Since(start))
-	if e.Recorder != nil {
-		msg := EventMessage(opts.PluginName, e.Profile, opts.Reason, extra)
-		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonDescheduled, "Descheduling", "%s", msg)
-	}
+	d := e.newDecision(pod, opts.PluginName, opts.Reason, decision.VerdictEvicted)
+	d.Predictions, d.Reservation, d.RequestedAt = predictions, reservation, &start
+	e.recordDecision(pod, corev1.EventTypeNormal, ReasonDescheduled, EventMessage(opts.PluginName, e.Profile, opts.Reason, extra), d)
 	return nil
 }
 

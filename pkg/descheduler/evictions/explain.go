@@ -7,21 +7,19 @@ import (
 )
 
 // ExplainPreEviction says what the profile's PlacementJudges decided on pod the last time it went
-// through PreEvictionFilter: the predicted node and, for a refused pod, the first judge that says
-// why (framework.PlacementJudge.RefusalMessage); for an admitted pod, their eviction message.
+// through PreEvictionFilter: for a refused pod, the first judge that says why
+// (framework.PlacementJudge.RefusalMessage); for an admitted pod, the predicted node and their
+// eviction message, as its eviction will record them.
 func (e *ProfileEvictor) ExplainPreEviction(pod *corev1.Pod) framework.PreEvictionExplanation {
-	node, msg := e.admitted(pod)
-	x := framework.PreEvictionExplanation{PredictedNode: node}
 	for _, f := range e.PreEvictionFilters {
 		if j, ok := f.(framework.PlacementJudge); ok {
 			if m := j.RefusalMessage(pod); m != "" {
-				x.BlockedBy, x.Message = f.Name(), m
-				return x
+				return framework.PreEvictionExplanation{BlockedBy: f.Name(), Message: m}
 			}
 		}
 	}
-	x.Message = msg
-	return x
+	predictions := e.admissions.of(pod)
+	return framework.PreEvictionExplanation{PredictedNode: predictedNode(predictions), Message: predictionNote(predictions)}
 }
 
 func (p *pluginEvictor) ExplainPreEviction(pod *corev1.Pod) framework.PreEvictionExplanation {

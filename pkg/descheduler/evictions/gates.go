@@ -171,6 +171,9 @@ var gates = []gate{
 			if b == nil {
 				return nil
 			}
+			if err := evictedAlready(b, pod); err != nil {
+				return err
+			}
 			if err := b.Check(pod); err != nil {
 				e.held(pod, plugin, err)
 				return err
@@ -182,6 +185,10 @@ var gates = []gate{
 			if a.budget == nil {
 				return nil
 			}
+			if err := evictedAlready(a.budget, a.pod); err != nil {
+				a.logger.V(2).Info("Pod already evicted; nothing to evict", "pod", klog.KObj(a.pod), "node", a.pod.Spec.NodeName, "profile", e.Profile, "plugin", a.opts.PluginName)
+				return err
+			}
 			bslot, err := a.budget.Reserve(a.pod, e.DryRun)
 			if err != nil {
 				a.logger.V(2).Info("Eviction held by the workload budget", "pod", klog.KObj(a.pod), "node", a.pod.Spec.NodeName, "profile", e.Profile, "plugin", a.opts.PluginName, "reason", err)
@@ -192,6 +199,16 @@ var gates = []gate{
 			return nil
 		},
 	},
+}
+
+// evictedAlready is the error of a pod whose eviction the budget counts already (a copy read before
+// its deletion showed): it is gone, not held by its own eviction; the error wraps
+// framework.ErrPodGone, so that plugins neither count nor retry it.
+func evictedAlready(b *Budget, pod *corev1.Pod) error {
+	if pod.UID == "" || !b.Counts(pod) {
+		return nil
+	}
+	return fmt.Errorf("pod %s/%s: %w: evicted already, its replacement not yet ready", pod.Namespace, pod.Name, framework.ErrPodGone)
 }
 
 // checkGates walks the gates as CheckLimits does: the first refusal, or nil; nothing is reserved.

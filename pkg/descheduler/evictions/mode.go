@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/decision"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 )
 
@@ -30,11 +32,12 @@ func (e *ProfileEvictor) inProgress(ctx context.Context, pod *corev1.Pod, opts f
 // it annotates the pod, records a SoftEvicted Event and tracks the pod as in progress, which counts
 // it against the caps (in place of the cycle's slot, released) and its workload budget until it is
 // gone.
-func (e *ProfileEvictor) evictDeferred(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions, slot Slot, bslot BudgetSlot, extra string) (done bool, err error) {
+func (e *ProfileEvictor) evictDeferred(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions, slot Slot, bslot BudgetSlot, predictions []decision.Prediction, start time.Time) (done bool, err error) {
 	if e.Soft == nil {
 		return false, nil
 	}
 	logger := klog.FromContext(ctx)
+	extra := predictionNote(predictions)
 	// Tracked from before the request: a cycle's Reset while it is in flight does not free its
 	// count for another eviction.
 	t := e.Limiter.InProgress()
@@ -65,9 +68,9 @@ func (e *ProfileEvictor) evictDeferred(ctx context.Context, pod *corev1.Pod, opt
 	e.count(metrics.ResultSoft, opts, pod)
 	logger.Info("Soft-evicted pod", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName,
 		"reason", opts.Reason, "prediction", extra, "annotation", SoftEvictionAnnotation)
-	if e.Recorder != nil {
-		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonSoftEvicted, "Descheduling", "%s", SoftEvictedEventMessage(opts.PluginName, e.Profile, opts.Reason, extra))
-	}
+	d := e.newDecision(pod, opts.PluginName, opts.Reason, decision.VerdictSoftEvicted)
+	d.Predictions, d.RequestedAt = predictions, &start
+	e.recordDecision(pod, corev1.EventTypeNormal, ReasonSoftEvicted, SoftEvictedEventMessage(opts.PluginName, e.Profile, opts.Reason, extra), d)
 	return true, nil
 }
 
@@ -99,7 +102,7 @@ func (e *ProfileEvictor) endBackground(pod *corev1.Pod, assumed bool, why string
 // request-evict-only answered "in progress": the pod is tracked as in progress (counted against the
 // caps in place of the cycle's slot, released, and against its workload budget, kept) and true is
 // returned. A finished pod is not tracked (true: nothing to do). Otherwise false.
-func (e *ProfileEvictor) inBackground(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions, err error, slot Slot, bslot BudgetSlot) bool {
+func (e *ProfileEvictor) inBackground(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions, err error, slot Slot, bslot BudgetSlot, predictions []decision.Prediction, start time.Time) bool {
 	t := e.Limiter.InProgress()
 	if !t.Background() || !hasAnnotation(pod, RequestEvictOnlyAnnotation) || !IsEvictionInBackground(err) {
 		return false
@@ -123,8 +126,8 @@ func (e *ProfileEvictor) inBackground(ctx context.Context, pod *corev1.Pod, opts
 	e.count(metrics.ResultBackground, opts, pod)
 	logger.Info("Eviction in background", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName,
 		"reason", opts.Reason, "answer", err.Error())
-	if e.Recorder != nil {
-		e.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, ReasonEvictionInBackground, "Descheduling", "%s", InBackgroundEventMessage(opts.PluginName, e.Profile, opts.Reason))
-	}
+	d := e.newDecision(pod, opts.PluginName, opts.Reason, decision.VerdictInBackground)
+	d.Predictions, d.RequestedAt = predictions, &start
+	e.recordDecision(pod, corev1.EventTypeNormal, ReasonEvictionInBackground, InBackgroundEventMessage(opts.PluginName, e.Profile, opts.Reason), d)
 	return true
 }

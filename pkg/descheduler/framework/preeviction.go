@@ -7,7 +7,7 @@ type PreEvictionExplanation struct {
 	PredictedNode string
 	// BlockedBy is the preEvictionFilter plugin that refused the pod ("" when none did) and Message
 	// its reason (PlacementJudge.RefusalMessage), or the judges' eviction message
-	// (PlacementJudge.Admitted) for an admitted pod.
+	// (PlacementJudge.PreEvictionFilterFor's predictions) for an admitted pod.
 	BlockedBy string
 	Message   string
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/accord-sched/accord/apis/config"
 	"github.com/accord-sched/accord/pkg/crdcheck"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/decision"
 	accordclient "github.com/accord-sched/accord/pkg/generated/clientset/versioned"
 	accordinformers "github.com/accord-sched/accord/pkg/generated/informers/externalversions"
 )
@@ -80,7 +81,7 @@ type EvictOptions struct {
 	// GracePeriodSeconds when the plugin leaves it nil.
 	DeleteOptions *metav1.DeleteOptions
 	// PredictedNode is where a preEvictionFilter plugin that is a PlacementJudge (SchedulerSimulation)
-	// predicted the pod's replacement (PlacementJudge.Admitted); the evictor fills it in for the
+	// predicted the pod's replacement (PlacementJudge.PreEvictionFilterFor); the evictor fills it in for the
 	// evict plugin ("" when none).
 	PredictedNode string
 	// RequireReservation asks a reservation-first evict plugin (ReservationFirst) to refuse, rather
@@ -237,22 +238,23 @@ type CycleHook interface {
 // among a profile's preEvictionFilter plugins the runtime
 //   - calls SetNominators once, when the profile is built, with the profile's enabled deschedule and
 //     balance plugins (Deschedule's first, each once, in policy order);
-//   - calls PreEvictionFilterFor, with the nominating plugin's name, instead of PreEvictionFilter
-//     when a plugin asks its Handle's Evictor (PreEvictionFilter is still called by callers that
-//     cannot name one);
-//   - asks Admitted for each pod it evicts: the predicted node goes to EvictOptions.PredictedNode
-//     (the first judge's that has one), the message is appended to the pod's Event;
+//   - calls PreEvictionFilterFor, with the nominating plugin's name ("" from callers that cannot
+//     name one), instead of PreEvictionFilter;
+//   - keeps the prediction PreEvictionFilterFor returns with the admitted pod until the pod's
+//     eviction: its node goes to EvictOptions.PredictedNode (the first judge's that moves the
+//     pod), and the prediction into the decision recorded on the pod's Event (its message into the
+//     Event's note). The judge's own per-cycle state may be gone by then (a cycle beginning while
+//     an event-triggered controller's eviction is on its way), so the evictor never asks for it
+//     again;
 //
 // and the descheduler waits for HasSynced, with the informers, before its first cycle, so that a
 // judge with state of its own fed by informer handlers decides on complete state.
 type PlacementJudge interface {
 	EvictorPlugin
 	SetNominators(nominators []Nominator)
-	PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool
-	// Admitted returns, for a pod the judge admitted in the current cycle, the node it predicts the
-	// pod's replacement goes to ("" when the replacement stays or it has no prediction) and what it
-	// adds to the eviction's Event ("" when nothing). Both are "" for a pod it did not admit.
-	Admitted(pod *corev1.Pod) (predictedNode, message string)
+	// PreEvictionFilterFor is PreEvictionFilter knowing the nominating plugin; for a pod it admits
+	// it also returns its prediction for the replacement (nil when it has none to tell).
+	PreEvictionFilterFor(pod *corev1.Pod, nominator string) (admitted bool, prediction *decision.Prediction)
 	// RefusalMessage returns why the judge refused pod in the current cycle (SchedulerSimulation:
 	// the scheduler's "0/N nodes are available: ..." message), "" when it did not refuse it.
 	RefusalMessage(pod *corev1.Pod) string

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -28,6 +29,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/cachegate"
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/decision"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/schedulersimulation"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
@@ -305,10 +307,13 @@ func build(ctx context.Context, cfg Config) (*fwruntime.Descheduler, *factories,
 	var recorder events.EventRecorder
 	stopEvents := func() {}
 	if !cfg.DryRun {
-		broadcaster := events.NewEventBroadcasterAdapter(client)
+		// Events through the events.k8s.io API, each eviction decision written on its Event
+		// (decision.Annotation) for the console.
+		sink := evictions.NewDecisionSink(&events.EventSinkImpl{Interface: client.EventsV1()})
+		broadcaster := events.NewBroadcaster(sink)
 		broadcaster.StartRecordingToSink(ctx.Done())
 		stopEvents = broadcaster.Shutdown
-		recorder = broadcaster.NewRecorder("accord-descheduler")
+		recorder = sink.Recorder(broadcaster.NewRecorder(scheme.Scheme, decision.ReportingController))
 	}
 	d, err := fwruntime.New(ctx, p, fwruntime.Options{
 		Client: client, InformerFactory: factory, AccordInformerFactory: accordFactory, AccordClient: accord,

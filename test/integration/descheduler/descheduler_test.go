@@ -21,6 +21,7 @@ import (
 
 	"github.com/accord-sched/accord/pkg/descheduler/app"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/decision"
 	"github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/test/harness"
@@ -177,7 +178,9 @@ func TestEvictsExactlyTheExpectedPods(t *testing.T) {
 			t.Errorf("success metric on %s = %v, want 2", node, v)
 		}
 	}
-	// Every evicted pod has a Descheduled Event naming the plugin.
+	// Every evicted pod has a Descheduled Event naming the plugin, from accord-descheduler, with its
+	// decision (the console's source) about that pod.
+	var bad string
 	err := harness.WaitFor(ctx, 10*time.Second, func(ctx context.Context) (bool, error) {
 		evs, err := env.Client.EventsV1().Events(f.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -185,14 +188,21 @@ func TestEvictsExactlyTheExpectedPods(t *testing.T) {
 		}
 		seen := map[string]bool{}
 		for _, e := range evs.Items {
-			if e.Reason == "Descheduled" && strings.Contains(e.Note, "LabelEvictor") {
-				seen[e.Regarding.Name] = true
+			if e.Reason != "Descheduled" || !strings.Contains(e.Note, "LabelEvictor") {
+				continue
 			}
+			d, err := decision.Unmarshal(e.Annotations[decision.Annotation])
+			if err != nil || e.ReportingController != decision.ReportingController || d.Verdict != decision.VerdictEvicted ||
+				d.Plugin != "LabelEvictor" || d.Pod.Name != e.Regarding.Name || d.Pod.UID != string(e.Regarding.UID) {
+				bad = fmt.Sprintf("Event %s (reportingController %q): decision %+v, %v", e.Name, e.ReportingController, d, err)
+				continue
+			}
+			seen[e.Regarding.Name] = true
 		}
 		return len(seen) == len(f.victims), nil
 	})
 	if err != nil {
-		t.Errorf("Descheduled events: %v", err)
+		t.Errorf("Descheduled events: %v (last refused: %s)", err, bad)
 	}
 }
 

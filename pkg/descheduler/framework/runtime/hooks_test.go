@@ -13,6 +13,7 @@ import (
 
 	"github.com/accord-sched/accord/pkg/descheduler/evictions"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/decision"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins"
 	fwruntime "github.com/accord-sched/accord/pkg/descheduler/framework/runtime"
@@ -30,9 +31,12 @@ type judge struct {
 func (j *judge) Name() string                       { return "Judge" }
 func (j *judge) Filter(*corev1.Pod) bool            { return true }
 func (j *judge) PreEvictionFilter(*corev1.Pod) bool { j.rec.add("unaware"); return true }
-func (j *judge) PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool {
+func (j *judge) PreEvictionFilterFor(pod *corev1.Pod, nominator string) (bool, *decision.Prediction) {
 	j.rec.add("judge " + pod.Name + " for " + nominator)
-	return pod.Labels["block"] == ""
+	if pod.Labels["block"] != "" {
+		return false, nil
+	}
+	return true, &decision.Prediction{Judge: j.Name(), Message: "predicted elsewhere"}
 }
 func (j *judge) SetNominators(nominators []framework.Nominator) {
 	for _, n := range nominators {
@@ -44,11 +48,10 @@ func (j *judge) SetNominators(nominators []framework.Nominator) {
 		}
 	}
 }
-func (j *judge) BeginCycle(context.Context)                { j.rec.add("begin") }
-func (j *judge) EndCycle(context.Context)                  { j.rec.add("end") }
-func (j *judge) Admitted(pod *corev1.Pod) (string, string) { return "", "predicted elsewhere" }
-func (j *judge) RefusalMessage(*corev1.Pod) string         { return "" }
-func (j *judge) HasSynced() bool                           { return true }
+func (j *judge) BeginCycle(context.Context)        { j.rec.add("begin") }
+func (j *judge) EndCycle(context.Context)          { j.rec.add("end") }
+func (j *judge) RefusalMessage(*corev1.Pod) string { return "" }
+func (j *judge) HasSynced() bool                   { return true }
 
 // aging declares itself pod-intrinsic (as PodLifeTime does) and nominates nothing.
 type aging struct{}
@@ -167,14 +170,15 @@ profiles:
 // synced is set.
 type filling struct{ synced atomic.Bool }
 
-func (f *filling) Name() string                                         { return "Filling" }
-func (f *filling) Filter(*corev1.Pod) bool                              { return true }
-func (f *filling) PreEvictionFilter(*corev1.Pod) bool                   { return true }
-func (f *filling) PreEvictionFilterFor(*corev1.Pod, string) bool        { return true }
-func (f *filling) SetNominators([]framework.Nominator)                  {}
-func (f *filling) Admitted(*corev1.Pod) (predictedNode, message string) { return "", "" }
-func (f *filling) RefusalMessage(*corev1.Pod) string                    { return "" }
-func (f *filling) HasSynced() bool                                      { return f.synced.Load() }
+func (f *filling) Name() string                       { return "Filling" }
+func (f *filling) Filter(*corev1.Pod) bool            { return true }
+func (f *filling) PreEvictionFilter(*corev1.Pod) bool { return true }
+func (f *filling) PreEvictionFilterFor(*corev1.Pod, string) (bool, *decision.Prediction) {
+	return true, nil
+}
+func (f *filling) SetNominators([]framework.Nominator) {}
+func (f *filling) RefusalMessage(*corev1.Pod) string   { return "" }
+func (f *filling) HasSynced() bool                     { return f.synced.Load() }
 
 // The runtime is synced only once every PlacementJudge is: the descheduler waits for them before
 // its first cycle instead of the cycle waiting.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/decision"
 )
 
 // A pod-intrinsic nomination (age, failures, restarts) is never blocked, even when the replacement
@@ -17,7 +18,7 @@ func TestPodIntrinsicNominationsAreNotBlocked(t *testing.T) {
 		{Name: "RemovePodsHavingTooManyRestarts", PodIntrinsic: true}})
 	f.p.BeginCycle(ctx)
 	defer f.p.EndCycle(ctx)
-	if !f.p.PreEvictionFilterFor(f.a, "PodLifeTime") {
+	if !admit(f.p.PreEvictionFilterFor(f.a, "PodLifeTime")) {
 		t.Fatalf("PodLifeTime's nomination blocked: %+v", f.decision(f.a))
 	}
 	da := f.decision(f.a)
@@ -25,14 +26,14 @@ func TestPodIntrinsicNominationsAreNotBlocked(t *testing.T) {
 		t.Fatalf("decision on a: %+v", da)
 	}
 	// n2's room is a's replacement's: b, nominated for its placement, would land back on n1.
-	if f.p.PreEvictionFilterFor(f.b, "RemoveDuplicates") {
+	if admit(f.p.PreEvictionFilterFor(f.b, "RemoveDuplicates")) {
 		t.Fatalf("b admitted into the room a's replacement takes: %+v", f.decision(f.b))
 	}
 	if db := f.decision(f.b); db.Reason != ReasonSameNode || db.Plugin != "RemoveDuplicates" {
 		t.Fatalf("decision on b: %+v", db)
 	}
 	// The same same-node outcome does not block a pod-intrinsic nomination.
-	if !f.p.PreEvictionFilterFor(f.b, "RemovePodsHavingTooManyRestarts") {
+	if !admit(f.p.PreEvictionFilterFor(f.b, "RemovePodsHavingTooManyRestarts")) {
 		t.Fatalf("RemovePodsHavingTooManyRestarts' nomination blocked: %+v", f.decision(f.b))
 	}
 }
@@ -44,10 +45,13 @@ func TestNominatorVerdictFirst(t *testing.T) {
 	ctx := context.Background()
 	f.p.BeginCycle(ctx)
 	defer f.p.EndCycle(ctx)
-	if f.p.PreEvictionFilterFor(f.a, "LowNodeUtilization") {
+	if admit(f.p.PreEvictionFilterFor(f.a, "LowNodeUtilization")) {
 		t.Fatal("a admitted onto a flagged node")
 	}
 	if d := f.decision(f.a); d.Reason != ReasonFlagged || d.Message[:len("LowNodeUtilization")] != "LowNodeUtilization" {
 		t.Fatalf("decision %+v, want LowNodeUtilization's verdict", d)
 	}
 }
+
+// admit is PreEvictionFilterFor's verdict.
+func admit(ok bool, _ *decision.Prediction) bool { return ok }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/decision"
 	"github.com/accord-sched/accord/pkg/descheduler/simulator"
 	schedplugins "github.com/accord-sched/accord/pkg/scheduler/plugins"
 )
@@ -277,12 +278,15 @@ func (p *Plugin) Filter(pod *corev1.Pod) bool {
 // from its node are not backing off. An admitted pod moves, in the simulation, to its predicted
 // node for the rest of the cycle.
 func (p *Plugin) PreEvictionFilter(pod *corev1.Pod) bool {
-	return p.PreEvictionFilterFor(pod, "")
+	ok, _ := p.PreEvictionFilterFor(pod, "")
+	return ok
 }
 
 // PreEvictionFilterFor is PreEvictionFilter knowing the plugin that nominated the pod: a
-// nomination by a registered PodIntrinsicNominator is never blocked.
-func (p *Plugin) PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool {
+// nomination by a registered PodIntrinsicNominator is never blocked. For an admitted pod it returns
+// the prediction of the decision it just took (framework.PlacementJudge), taken under the same lock:
+// the decision may be forgotten by the time the pod is evicted (a cycle began meanwhile).
+func (p *Plugin) PreEvictionFilterFor(pod *corev1.Pod, nominator string) (bool, *decision.Prediction) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ctx := p.ctx
@@ -303,7 +307,25 @@ func (p *Plugin) PreEvictionFilterFor(pod *corev1.Pod, nominator string) bool {
 	} else {
 		logger.V(2).Info("Eviction blocked by the scheduler simulation", append(kv, "message", d.Message)...)
 	}
-	return d.Verdict == VerdictEvict
+	if d.Verdict != VerdictEvict {
+		return false, nil
+	}
+	return true, d.prediction()
+}
+
+// prediction is an admitted decision's prediction for the pod's decision record: the node and
+// score when the simulation found the replacement a place.
+func (d Decision) prediction() *decision.Prediction {
+	out := &decision.Prediction{Judge: Name, SchedulerProfile: d.Prediction.Profile, CurrentNode: d.Node, Message: d.Message}
+	if pred := d.Prediction; pred.Feasible {
+		score := pred.Score
+		out.Node, out.Score = pred.Node, &score
+		if pred.CurrentNodeFeasible {
+			cur := pred.CurrentNodeScore
+			out.CurrentNodeScore = &cur
+		}
+	}
+	return out
 }
 
 func (p *Plugin) decide(ctx context.Context, pod *corev1.Pod, nominator string) Decision {
@@ -420,20 +442,6 @@ func (p *Plugin) Decision(pod *corev1.Pod) (Decision, bool) {
 	defer p.mu.Unlock()
 	d, ok := p.decisions[pod.UID]
 	return d, ok
-}
-
-// Admitted returns, for a pod admitted in this cycle (framework.PlacementJudge), the node predicted
-// for its replacement ("" when it was admitted without a prediction that moves it) and its
-// prediction for the eviction Event; both are "" for a pod not admitted in this cycle.
-func (p *Plugin) Admitted(pod *corev1.Pod) (predictedNode, message string) {
-	d, ok := p.Decision(pod)
-	if !ok || d.Verdict != VerdictEvict {
-		return "", ""
-	}
-	if d.Prediction.Moves() {
-		predictedNode = d.Prediction.Node
-	}
-	return predictedNode, d.Message
 }
 
 // RefusalMessage returns why pod was refused in this cycle (the scheduler's "0/N nodes are

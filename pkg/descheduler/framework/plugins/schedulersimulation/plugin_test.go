@@ -90,21 +90,23 @@ func counter(t *testing.T, c *metrics.CounterVec, labels ...string) float64 {
 
 func TestAdmitsOnlyMovesAndComposesWithinACycle(t *testing.T) {
 	f := newFixture(t)
-	if !f.p.Filter(f.a) || !f.p.PreEvictionFilter(f.a) {
+	ok, pred := f.p.PreEvictionFilterFor(f.a, "")
+	if !f.p.Filter(f.a) || !ok {
 		t.Fatalf("a was not admitted: %+v", f.decision(f.a))
 	}
 	da := f.decision(f.a)
 	if da.Verdict != VerdictEvict || da.Prediction.Node != "n2" || da.Prediction.CurrentNode != "n1" || da.Prediction.Profile != "default-scheduler" {
 		t.Fatalf("decision on a: %+v, want evict to n2", da)
 	}
-	if node, msg := f.p.Admitted(f.a); node != "n2" || !strings.Contains(msg, "predicted on n2 with score") || !strings.Contains(msg, "current node n1") {
-		t.Fatalf("Admitted(a) = %q, %q", node, msg)
+	if pred == nil || pred.Judge != Name || pred.Node != "n2" || pred.Score == nil || *pred.Score != da.Prediction.Score || pred.CurrentNode != "n1" ||
+		pred.SchedulerProfile != "default-scheduler" || !strings.Contains(pred.Message, "predicted on n2 with score") || !strings.Contains(pred.Message, "current node n1") {
+		t.Fatalf("prediction of a = %+v, want n2 with the decision's score and message", pred)
 	}
 	// Same cycle: n2's room is a's now, so b would land back on n1.
-	if f.p.PreEvictionFilter(f.b) {
-		t.Fatalf("b was admitted into the room promised to a: %+v", f.decision(f.b))
+	if ok, pred := f.p.PreEvictionFilterFor(f.b, ""); ok || pred != nil {
+		t.Fatalf("b was admitted into the room promised to a: %+v, prediction %+v", f.decision(f.b), pred)
 	}
-	if db := f.decision(f.b); db.Reason != ReasonSameNode || db.Prediction.Node != "n1" || admittedAny(f.p, f.b) {
+	if db := f.decision(f.b); db.Reason != ReasonSameNode || db.Prediction.Node != "n1" {
 		t.Fatalf("decision on b: %+v, want blocked for landing back on n1", db)
 	}
 	if got := len(f.p.Decisions()); got != 2 {
@@ -224,10 +226,4 @@ func TestArgs(t *testing.T) {
 	if errs := good.Validate(nil); len(errs) != 0 {
 		t.Fatalf("errors %v", errs)
 	}
-}
-
-// admittedAny reports whether Admitted says anything about pod.
-func admittedAny(p *Plugin, pod *corev1.Pod) bool {
-	node, msg := p.Admitted(pod)
-	return node != "" || msg != ""
 }
