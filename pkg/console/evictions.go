@@ -55,7 +55,7 @@ const (
 var decisionReasons = []string{evictions.ReasonDescheduled, evictions.ReasonSoftEvicted, evictions.ReasonEvictionInBackground, evictions.ReasonEvictionHeld}
 
 // evictions reads the decisions of the descheduler's Descheduled, SoftEvicted, EvictionInBackground
-// and EvictionHeld Events (decisionOf), newest first; pods are the live pods, where the replacements
+// and EvictionHeld Events (DecisionOf), newest first; pods are the live pods, where the replacements
 // are looked for.
 func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 	type row struct {
@@ -71,15 +71,12 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 		objs, _ := s.events.ByIndex(eventByReason, reason)
 		for _, o := range objs {
 			e := o.(*corev1.Event)
-			d, ok := decisionOf(e)
+			d, ok := DecisionOf(e)
 			if !ok {
 				continue
 			}
 			r := row{Eviction: Eviction{Time: eventTime(e), Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name,
-				Plugin: d.Plugin, Profile: d.Profile, Reason: d.Reason}, uid: e.InvolvedObject.UID, requested: eventTime(e)}
-			if d.RequestedAt != nil && d.RequestedAt.Before(r.requested) {
-				r.requested = *d.RequestedAt
-			}
+				Plugin: d.Plugin, Profile: d.Profile, Reason: d.Reason}, uid: e.InvolvedObject.UID, requested: RequestedAt(e, d)}
 			switch d.Verdict {
 			case decision.VerdictSoftEvicted:
 				r.Mode = modeSoftEvicted
@@ -125,16 +122,7 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 		if r.owner == "" || r.Replacement != "" {
 			continue
 		}
-		var best *corev1.Pod
-		for _, p := range pods {
-			if p.UID == r.uid || p.Namespace != r.Namespace || taken[p.UID] || !ownedBy(p, r.owner) || p.CreationTimestamp.Time.Before(r.requested.Truncate(time.Second)) {
-				continue
-			}
-			if best == nil || p.CreationTimestamp.Before(&best.CreationTimestamp) {
-				best = p
-			}
-		}
-		if best != nil {
+		if best := Replacement(pods, r.Namespace, r.uid, r.owner, r.requested, taken); best != nil {
 			taken[best.UID] = true
 			r.Replacement, r.ReplacementNode = best.Name, best.Spec.NodeName
 		}
@@ -144,6 +132,37 @@ func (s *state) evictions(pods []*corev1.Pod) []Eviction {
 		out = append(out, rows[i].Eviction)
 	}
 	return out
+}
+
+// IsDecisionReason reports whether reason is the reason of a descheduler Event that carries a
+// decision (Descheduled, SoftEvicted, EvictionInBackground, EvictionHeld).
+func IsDecisionReason(reason string) bool { return slices.Contains(decisionReasons, reason) }
+
+// RequestedAt is when the eviction decision d, read from Event e, was requested: d's RequestedAt,
+// else (or when later) the Event's time. The pod's replacement is created after it.
+func RequestedAt(e *corev1.Event, d decision.Decision) time.Time {
+	t := eventTime(e)
+	if d.RequestedAt != nil && d.RequestedAt.Before(t) {
+		return *d.RequestedAt
+	}
+	return t
+}
+
+// Replacement returns the replacement of the evicted pod uid of namespace ns, controlled by owner,
+// whose eviction was requested at requested: the oldest of pods in ns controlled by owner, created
+// no earlier than requested (to the second, a creationTimestamp's precision), other than the pod
+// itself and not in taken (the replacements earlier evictions took); nil when there is none.
+func Replacement(pods []*corev1.Pod, ns string, uid, owner types.UID, requested time.Time, taken map[types.UID]bool) *corev1.Pod {
+	var best *corev1.Pod
+	for _, p := range pods {
+		if p.UID == uid || p.Namespace != ns || taken[p.UID] || !ownedBy(p, owner) || p.CreationTimestamp.Time.Before(requested.Truncate(time.Second)) {
+			continue
+		}
+		if best == nil || p.CreationTimestamp.Before(&best.CreationTimestamp) {
+			best = p
+		}
+	}
+	return best
 }
 
 // migratedReplacements maps the UID of each pod a PodMigration moved to the replacement that
@@ -162,11 +181,11 @@ func (s *state) migratedReplacements() map[types.UID]types.NamespacedName {
 	return out
 }
 
-// decisionOf reads the decision an Event carries. An Event's author chooses every field of it: a
+// DecisionOf reads the decision an Event carries. An Event's author chooses every field of it: a
 // decision is read only from an Event of the descheduler (its reportingController), in the
 // namespace of the pod it is about, and about that pod; an Event that says otherwise, or whose
 // decision does not decode (strictly, version v1), is skipped, with the reason logged once.
-func decisionOf(e *corev1.Event) (decision.Decision, bool) {
+func DecisionOf(e *corev1.Event) (decision.Decision, bool) {
 	if e.ReportingController != decision.ReportingController || !sameNamespace(e) {
 		return decision.Decision{}, false
 	}

@@ -91,7 +91,9 @@ func (s *state) record(uid types.UID) (podRecord, bool) {
 	return r, ok
 }
 
-// eventTime is when an Event happened: events.k8s.io Events carry EventTime, core ones timestamps.
+// EventTime is when an Event happened: events.k8s.io Events carry EventTime, core ones timestamps.
+func EventTime(e *corev1.Event) time.Time { return eventTime(e) }
+
 func eventTime(e *corev1.Event) time.Time {
 	switch {
 	case !e.EventTime.IsZero():

@@ -4,17 +4,22 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/console"
 	"github.com/accord-sched/accord/pkg/descheduler/explain"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/decision"
 	"github.com/accord-sched/accord/pkg/descheduler/runner"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins"
 )
@@ -24,7 +29,10 @@ type WhyReport struct {
 	Namespace string `json:"namespace"`
 	Pod       string `json:"pod"`
 	Node      string `json:"node,omitempty"`
-	Phase     string `json:"phase"`
+	// Phase is the pod's phase; "" when the pod is gone (Gone), and only its recorded decisions
+	// tell its story.
+	Phase string `json:"phase,omitempty"`
+	Gone  bool   `json:"gone,omitempty"`
 	// SchedulingFailure is the scheduler's last word on a pod it could not place: the message of
 	// the latest FailedScheduling Event, or else of the PodScheduled=False condition.
 	SchedulingFailure string `json:"schedulingFailure,omitempty"`
@@ -37,6 +45,34 @@ type WhyReport struct {
 	// its controller's replacements) may consume.
 	Migrations   []MigrationSummary   `json:"migrations,omitempty"`
 	Reservations []ReservationSummary `json:"reservations,omitempty"`
+	// Decisions are the descheduler's recorded decisions about a pod of this name (its Events'
+	// decisions, trusted as the console trusts them), oldest first, each with where the evicted
+	// pod's replacement landed.
+	Decisions []RecordedDecision `json:"decisions,omitempty"`
+}
+
+// RecordedDecision is one eviction decision the descheduler recorded on an Event about the pod.
+type RecordedDecision struct {
+	Time time.Time `json:"time"`
+	// UID and Node are the pod's (a StatefulSet's replacement has the same name, another UID).
+	UID     string `json:"uid"`
+	Node    string `json:"node,omitempty"`
+	Plugin  string `json:"plugin"`
+	Profile string `json:"profile"`
+	Reason  string `json:"reason,omitempty"`
+	Verdict string `json:"verdict"`
+	// HeldBy and HeldMessage are what held the pod (verdict Held).
+	HeldBy      string `json:"heldBy,omitempty"`
+	HeldMessage string `json:"heldMessage,omitempty"`
+	// PredictedNode and Score are the placement judge's prediction for the replacement.
+	PredictedNode string `json:"predictedNode,omitempty"`
+	Score         *int64 `json:"score,omitempty"`
+	Reservation   string `json:"reservation,omitempty"`
+	// ReplacementPod and ReplacementNode are the pod that replaced it (the pod its PodMigration
+	// names, else the oldest pod of its controller created after the eviction was requested, as the
+	// console matches them) and where it landed ("" while pending).
+	ReplacementPod  string `json:"replacementPod,omitempty"`
+	ReplacementNode string `json:"replacementNode,omitempty"`
 }
 
 // Refusal is an Accord plugin's Filter reason found in the scheduler's message.
@@ -151,14 +187,22 @@ func (wo *whyOptions) deschedulerVerdict(ctx context.Context, ns, pod string) (*
 	return v, nil
 }
 
-// why reads the pod, its FailedScheduling Events, its PodMigrations and Reservations.
+// why reads the pod, its FailedScheduling Events, the descheduler's decisions about it, its
+// PodMigrations and Reservations. A pod that is gone is reported from its decisions; without any,
+// it is not found.
 func why(ctx context.Context, c *Clients, ns, name string) (*WhyReport, error) {
-	pod, err := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, request(err, "get", "", "pods", ns)
+	pod, getErr := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if getErr != nil && !apierrors.IsNotFound(getErr) {
+		return nil, request(getErr, "get", "", "pods", ns)
 	}
-	rep := &WhyReport{Namespace: ns, Pod: name, Node: pod.Spec.NodeName, Phase: string(pod.Status.Phase)}
-	if pod.Spec.NodeName == "" {
+	if getErr != nil {
+		pod = nil
+	}
+	rep := &WhyReport{Namespace: ns, Pod: name, Gone: pod == nil}
+	if pod != nil {
+		rep.Node, rep.Phase = pod.Spec.NodeName, string(pod.Status.Phase)
+	}
+	if pod != nil && pod.Spec.NodeName == "" {
 		evs, err := c.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
 			"involvedObject.name": name, "involvedObject.uid": string(pod.UID)}.AsSelector().String()})
 		if err != nil {
@@ -171,6 +215,14 @@ func why(ctx context.Context, c *Clients, ns, name string) (*WhyReport, error) {
 	if err != nil {
 		return nil, request(err, "list", schedv1alpha1.SchemeGroupVersion.Group, "podmigrations", ns)
 	}
+	decisions, ctrl, err := recordedDecisions(ctx, c, ns, name, pod, migs.Items)
+	if err != nil {
+		return nil, err
+	}
+	if pod == nil && len(decisions) == 0 {
+		return nil, request(getErr, "get", "", "pods", ns)
+	}
+	rep.Decisions = decisions
 	for _, m := range migs.Items {
 		if m.Spec.PodName != name {
 			continue
@@ -181,9 +233,8 @@ func why(ctx context.Context, c *Clients, ns, name string) (*WhyReport, error) {
 	if err != nil {
 		return nil, request(err, "list", schedv1alpha1.SchemeGroupVersion.Group, "reservations", ns)
 	}
-	ctrl := metav1.GetControllerOf(pod)
 	for _, r := range ress.Items {
-		if !ownsReservation(&r, pod, ctrl) {
+		if !ownsReservation(&r, name, ctrl) {
 			continue
 		}
 		rep.Reservations = append(rep.Reservations, ReservationSummary{Name: r.Name, Phase: string(r.Status.Phase), Node: r.Status.NodeName,
@@ -192,19 +243,121 @@ func why(ctx context.Context, c *Clients, ns, name string) (*WhyReport, error) {
 	return rep, nil
 }
 
+// recordedDecisions reads the descheduler's decisions in namespace ns (console.DecisionOf: only
+// from its Events, in their pod's namespace, about that pod) and matches each eviction with its
+// replacement as the console does: oldest first, the replacement a PodMigration names, else
+// console.Replacement among the namespace's pods, each replacement taken once. It returns the
+// decisions about pods named name, and the UID of the pod's controller (the live pod's, else the
+// latest decision's), "" when unknown.
+func recordedDecisions(ctx context.Context, c *Clients, ns, name string, pod *corev1.Pod, migs []schedv1alpha1.PodMigration) ([]RecordedDecision, types.UID, error) {
+	var ctrl types.UID
+	if pod != nil {
+		if ref := metav1.GetControllerOf(pod); ref != nil {
+			ctrl = ref.UID
+		}
+	}
+	evs, err := c.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector(
+		"reportingComponent", decision.ReportingController).String()})
+	if err != nil {
+		return nil, ctrl, request(err, "list", "", "events", ns)
+	}
+	type row struct {
+		RecordedDecision
+		ns, name  string
+		owner     types.UID
+		requested time.Time
+	}
+	var rows []row
+	mine := false
+	for i := range evs.Items {
+		e := &evs.Items[i]
+		if !console.IsDecisionReason(e.Reason) {
+			continue
+		}
+		d, ok := console.DecisionOf(e)
+		if !ok {
+			continue
+		}
+		r := row{RecordedDecision: RecordedDecision{Time: console.EventTime(e), UID: d.Pod.UID, Node: d.Pod.Node, Plugin: d.Plugin,
+			Profile: d.Profile, Reason: d.Reason, Verdict: d.Verdict}, ns: d.Pod.Namespace, name: d.Pod.Name, requested: console.RequestedAt(e, d)}
+		if d.Blocker != nil {
+			r.HeldBy, r.HeldMessage = d.Blocker.Gate, d.Blocker.Message
+		}
+		if p, ok := d.Predicted(); ok && d.Verdict != decision.VerdictHeld {
+			r.PredictedNode, r.Score = p.Node, p.Score
+		}
+		if d.Reservation != nil {
+			r.Reservation = d.Reservation.Name
+		}
+		if d.Verdict != decision.VerdictHeld {
+			if d.Pod.Controller != nil {
+				r.owner = types.UID(d.Pod.Controller.UID)
+			} else if pod != nil && string(pod.UID) == d.Pod.UID {
+				r.owner = ctrl
+			}
+		}
+		mine = mine || r.name == name
+		rows = append(rows, r)
+	}
+	if !mine {
+		return nil, ctrl, nil
+	}
+	pl, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, ctrl, request(err, "list", "", "pods", ns)
+	}
+	pods := make([]*corev1.Pod, 0, len(pl.Items))
+	for i := range pl.Items {
+		pods = append(pods, &pl.Items[i])
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return a.Time.Compare(b.Time) })
+	taken := map[types.UID]bool{}
+	for i := range rows {
+		r := &rows[i]
+		for _, m := range migs {
+			if string(m.Status.PodUID) != r.UID || m.Status.ReplacementPod == "" {
+				continue
+			}
+			for _, p := range pods {
+				if p.Name == m.Status.ReplacementPod && string(p.UID) != r.UID {
+					taken[p.UID] = true
+					r.ReplacementPod, r.ReplacementNode = p.Name, p.Spec.NodeName
+				}
+			}
+		}
+	}
+	var out []RecordedDecision
+	for i := range rows {
+		r := &rows[i]
+		if r.owner != "" && r.ReplacementPod == "" {
+			if p := console.Replacement(pods, r.ns, types.UID(r.UID), r.owner, r.requested, taken); p != nil {
+				taken[p.UID] = true
+				r.ReplacementPod, r.ReplacementNode = p.Name, p.Spec.NodeName
+			}
+		}
+		if r.name == name {
+			out = append(out, r.RecordedDecision)
+			if pod == nil && r.owner != "" {
+				ctrl = r.owner
+			}
+		}
+	}
+	return out, ctrl, nil
+}
+
 func migrationSummary(m *schedv1alpha1.PodMigration) MigrationSummary {
 	return MigrationSummary{Name: m.Name, Phase: string(m.Status.Phase), Reason: m.Status.Reason, Message: m.Status.Message,
 		Target: m.Status.TargetNode, ReplacementPod: m.Status.ReplacementPod, ReplacementNode: m.Status.ReplacementNode,
 		Reservation: m.Status.ReservationName}
 }
 
-// ownsReservation reports whether one of r's owners is the pod (by name) or its controller.
-func ownsReservation(r *schedv1alpha1.Reservation, pod *corev1.Pod, ctrl *metav1.OwnerReference) bool {
+// ownsReservation reports whether one of r's owners is the pod (by name) or its controller (by UID).
+func ownsReservation(r *schedv1alpha1.Reservation, pod string, ctrl types.UID) bool {
 	for _, o := range r.Spec.Owners {
-		if o.Pod != nil && o.Pod.Name == pod.Name {
+		if o.Pod != nil && o.Pod.Name == pod {
 			return true
 		}
-		if o.Controller != nil && ctrl != nil && o.Controller.UID == ctrl.UID {
+		if o.Controller != nil && ctrl != "" && o.Controller.UID == ctrl {
 			return true
 		}
 	}
@@ -244,12 +397,48 @@ func eventTime(e *corev1.Event) time.Time {
 
 func printWhy(w io.Writer, r *WhyReport) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Pod %s/%s: %s", r.Namespace, r.Pod, r.Phase)
+	if r.Gone {
+		fmt.Fprintf(&b, "Pod %s/%s: gone (not found)", r.Namespace, r.Pod)
+	} else {
+		fmt.Fprintf(&b, "Pod %s/%s: %s", r.Namespace, r.Pod, r.Phase)
+	}
 	if r.Node != "" {
 		fmt.Fprintf(&b, " on %s", r.Node)
 	}
 	b.WriteString("\n")
-	if r.Node == "" {
+	for _, d := range r.Decisions {
+		fmt.Fprintf(&b, "Descheduler (recorded %s): profile %s, plugin %s", d.Time.UTC().Format(time.RFC3339), d.Profile, d.Plugin)
+		if d.Reason != "" {
+			fmt.Fprintf(&b, " (%s)", d.Reason)
+		}
+		fmt.Fprintf(&b, "\n  verdict: %s", d.Verdict)
+		if d.Node != "" {
+			fmt.Fprintf(&b, " on %s", d.Node)
+		}
+		if d.HeldBy != "" {
+			fmt.Fprintf(&b, ", held by %s", d.HeldBy)
+			if d.HeldMessage != "" {
+				fmt.Fprintf(&b, ": %s", d.HeldMessage)
+			}
+		}
+		b.WriteString("\n")
+		if d.PredictedNode != "" {
+			fmt.Fprintf(&b, "  predicted node: %s", d.PredictedNode)
+			if d.Score != nil {
+				fmt.Fprintf(&b, " (score %d)", *d.Score)
+			}
+			b.WriteString("\n")
+		}
+		if d.Reservation != "" {
+			fmt.Fprintf(&b, "  reservation: %s\n", d.Reservation)
+		}
+		if d.ReplacementPod != "" {
+			fmt.Fprintf(&b, "  replacement: %s on %s\n", d.ReplacementPod, dashIfEmpty(d.ReplacementNode))
+		} else if d.Verdict != decision.VerdictHeld {
+			b.WriteString("  replacement: none found\n")
+		}
+	}
+	if !r.Gone && r.Node == "" {
 		if r.SchedulingFailure == "" {
 			b.WriteString("Scheduler: no FailedScheduling event or Unschedulable condition (not tried yet, or another scheduler's pod)\n")
 		} else {

@@ -2,16 +2,25 @@ package kubectlaccord
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	"github.com/accord-sched/accord/pkg/descheduler/evictions"
+	"github.com/accord-sched/accord/pkg/descheduler/framework/decision"
+	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins/loadaware"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins/nodecrdresourcefit"
 )
@@ -68,5 +77,123 @@ func TestWhyExitCodes(t *testing.T) {
 	}
 	if code, _, errOut := runWith(t, nil, nil, nil, "why", "nope"); code != ExitError || !strings.Contains(errOut, `"nope" not found`) {
 		t.Errorf("missing pod: exit %d, stderr %q; want %d", code, errOut, ExitError)
+	}
+}
+
+// evictedFixture: web-a (controller rs1) was evicted off node-5 by NodeCRDResourceFit, the
+// simulation predicting node-2; web-b, of the same ReplicaSet, is its replacement, on node-2.
+func evictedFixture(t *testing.T) (gone decision.Decision, ev *corev1.Event, repl *corev1.Pod) {
+	t.Helper()
+	score := int64(80)
+	requested := testNow.Add(-time.Minute)
+	gone = decision.Decision{Version: decision.Version, Pod: decision.Pod{Namespace: "demo", Name: "web-a", UID: "uid-a", Node: "node-5",
+		Controller: &decision.Controller{Kind: "ReplicaSet", Name: "web", UID: "rs1"}},
+		Plugin: "NodeCRDResourceFit", Profile: "accord", Reason: "node-5 no longer offers example.com/memory", Verdict: decision.VerdictEvicted,
+		Predictions: []decision.Prediction{{Judge: "SchedulerSimulation", Node: "node-2", Score: &score, CurrentNode: "node-5"}},
+		RequestedAt: &requested}
+	ev = decisionEvent(t, "e-a", gone, testNow.Add(-50*time.Second))
+	yes := true
+	repl = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-b", Namespace: "demo", UID: "uid-b", CreationTimestamp: metav1.NewTime(testNow.Add(-55 * time.Second)),
+		OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web", UID: "rs1", Controller: &yes}}},
+		Spec: corev1.PodSpec{NodeName: "node-2"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	return gone, ev, repl
+}
+
+// decisionEvent is the descheduler's Descheduled Event carrying d.
+func decisionEvent(t *testing.T, name string, d decision.Decision, at time.Time) *corev1.Event {
+	t.Helper()
+	js, err := decision.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: d.Pod.Namespace, UID: types.UID("ev-" + name),
+		Annotations: map[string]string{decision.Annotation: js}},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: d.Pod.Namespace, Name: d.Pod.Name, UID: types.UID(d.Pod.UID)},
+		Reason:         evictions.ReasonDescheduled, ReportingController: decision.ReportingController, EventTime: metav1.NewMicroTime(at)}
+}
+
+// TestWhyEvictedPodGone: a Deployment pod the descheduler evicted is gone; why tells its story
+// from the decision on its Event: plugin, predicted node, and the replacement and its node.
+func TestWhyEvictedPodGone(t *testing.T) {
+	_, ev, repl := evictedFixture(t)
+	code, out, errOut := runWith(t, []runtime.Object{ev, repl}, nil, nil, "why", "web-a", "-n", "demo")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{
+		"Pod demo/web-a: gone (not found)",
+		"profile accord, plugin NodeCRDResourceFit (node-5 no longer offers example.com/memory)",
+		"verdict: Evicted on node-5",
+		"predicted node: node-2 (score 80)",
+		"replacement: web-b on node-2",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runWith(t, []runtime.Object{ev, repl}, nil, nil, "why", "web-a", "-n", "demo", "-o", "json")
+	var rep WhyReport
+	if code != ExitOK || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("-o json: exit %d\n%s", code, out)
+	}
+	if !rep.Gone || len(rep.Decisions) != 1 {
+		t.Fatalf("-o json: %+v", rep)
+	}
+	if d := rep.Decisions[0]; d.Plugin != "NodeCRDResourceFit" || d.Profile != "accord" || d.Verdict != decision.VerdictEvicted ||
+		d.PredictedNode != "node-2" || d.ReplacementPod != "web-b" || d.ReplacementNode != "node-2" || d.UID != "uid-a" {
+		t.Errorf("-o json decision: %+v", d)
+	}
+	// The replacement itself, still there, has no decision about it.
+	if code, out, _ := runWith(t, []runtime.Object{ev, repl}, nil, nil, "why", "web-b", "-n", "demo"); code != ExitOK || strings.Contains(out, "Descheduler") {
+		t.Errorf("why web-b: exit %d\n%s", code, out)
+	}
+}
+
+// TestWhyDecisionsUntrusted: a decision on an Event of another reportingController, in another
+// namespace than its pod's, or malformed is skipped; a gone pod with none is not found (exit 1).
+func TestWhyDecisionsUntrusted(t *testing.T) {
+	d, ev, repl := evictedFixture(t)
+	forged := ev.DeepCopy()
+	forged.Name, forged.UID, forged.ReportingController = "e-forged", "ev-forged", "someone-else"
+	if code, out, errOut := runWith(t, []runtime.Object{forged, repl}, nil, nil, "why", "web-a", "-n", "demo"); code != ExitError || !strings.Contains(errOut, `"web-a" not found`) {
+		t.Errorf("other reportingController: exit %d, stdout %q, stderr %q; want %d not found", code, out, errOut, ExitError)
+	}
+	elsewhere := ev.DeepCopy()
+	elsewhere.Namespace = "other"
+	if code, out, errOut := runWith(t, []runtime.Object{elsewhere, repl}, nil, nil, "why", "web-a", "-n", "other"); code != ExitError {
+		t.Errorf("Event in another namespace than its pod: exit %d, stdout %q, stderr %q; want %d", code, out, errOut, ExitError)
+	}
+	malformed := ev.DeepCopy()
+	malformed.Name, malformed.UID = "e-bad", "ev-bad"
+	malformed.Annotations = map[string]string{decision.Annotation: `{"version":"v1","pod":{"namespace":"demo","name":"web-a","uid":"uid-a"},"plugin":"P","profile":"p","verdict":"Evicted","extra":1}`}
+	if code, _, errOut := runWith(t, []runtime.Object{malformed, repl}, nil, nil, "why", "web-a", "-n", "demo"); code != ExitError || !strings.Contains(errOut, `"web-a" not found`) {
+		t.Errorf("malformed decision alone: exit %d, stderr %q; want %d not found", code, errOut, ExitError)
+	}
+	// Next to a good one, the malformed decision is skipped and the good one shown.
+	held := d
+	held.Verdict, held.Blocker, held.Predictions, held.RequestedAt = decision.VerdictHeld, &decision.Blocker{Gate: "workload budget", Message: "1 of 1 in flight"}, nil, nil
+	heldEv := decisionEvent(t, "e-held", held, testNow.Add(-2*time.Minute))
+	heldEv.Reason = evictions.ReasonEvictionHeld
+	code, out, errOut := runWith(t, []runtime.Object{malformed, ev, heldEv, forged, repl}, nil, nil, "why", "web-a", "-n", "demo", "-o", "json")
+	var rep WhyReport
+	if code != ExitOK || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	if len(rep.Decisions) != 2 || rep.Decisions[0].Verdict != decision.VerdictHeld || rep.Decisions[0].HeldBy != "workload budget" ||
+		rep.Decisions[0].ReplacementPod != "" || rep.Decisions[1].ReplacementNode != "node-2" {
+		t.Errorf("decisions %+v, want the held one then the eviction with its replacement", rep.Decisions)
+	}
+}
+
+// TestWhyEventsForbidden: listing the namespace's Events is refused: exit 3 naming it.
+func TestWhyEventsForbidden(t *testing.T) {
+	_, ev, repl := evictedFixture(t)
+	code, _, errOut := runWith(t, []runtime.Object{ev, repl}, nil, func(k *kubefake.Clientset, _ *accordfake.Clientset) {
+		k.PrependReactor("list", "events", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "", errors.New("RBAC: access denied"))
+		})
+	}, "why", "web-a", "-n", "demo")
+	if code != ExitForbidden || !strings.Contains(errOut, `RBAC verb "list" on events`) {
+		t.Errorf("exit %d, stderr %q; want %d naming list on events", code, errOut, ExitForbidden)
 	}
 }

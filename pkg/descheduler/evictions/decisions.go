@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -106,9 +107,13 @@ func (r *decisionRecorder) RecordDecision(pod *corev1.Pod, eventtype, reason, no
 
 // newDecision is the evictor's decision on pod.
 func (e *ProfileEvictor) newDecision(pod *corev1.Pod, plugin, reason, verdict string) decision.Decision {
-	return decision.Decision{Version: decision.Version,
+	d := decision.Decision{Version: decision.Version,
 		Pod:    decision.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Node: pod.Spec.NodeName},
 		Plugin: plugin, Profile: e.Profile, Reason: reason, Verdict: verdict}
+	if c := metav1.GetControllerOf(pod); c != nil {
+		d.Pod.Controller = &decision.Controller{Kind: c.Kind, Name: c.Name, UID: string(c.UID)}
+	}
+	return d
 }
 
 // recordDecision records the Event of decision d on pod (none without a recorder): its note, and

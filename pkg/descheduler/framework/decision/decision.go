@@ -70,6 +70,16 @@ type Pod struct {
 	UID       string `json:"uid"`
 	// Node is the node it ran on.
 	Node string `json:"node,omitempty"`
+	// Controller is the pod's controller (its controller owner reference), whose replacement pod
+	// a reader looks for once the pod is gone.
+	Controller *Controller `json:"controller,omitempty"`
+}
+
+// Controller is the controller of a pod.
+type Controller struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	UID  string `json:"uid"`
 }
 
 // Blocker is the gate that held a pod: Gate is one of the evictor's gates ("workload budget",
@@ -129,6 +139,8 @@ func (d Decision) Validate() error {
 		return fmt.Errorf("version: %q is not %q", d.Version, Version)
 	case d.Pod.Namespace == "" || d.Pod.Name == "":
 		return errors.New("pod: namespace and name are required")
+	case d.Pod.Controller != nil && d.Pod.Controller.UID == "":
+		return errors.New("pod.controller.uid: required")
 	case d.Plugin == "":
 		return errors.New("plugin: required")
 	case !verdicts[d.Verdict]:
