@@ -69,8 +69,9 @@ type RecordedDecision struct {
 	Score         *int64 `json:"score,omitempty"`
 	Reservation   string `json:"reservation,omitempty"`
 	// ReplacementPod and ReplacementNode are the pod that replaced it (the pod its PodMigration
-	// names, else the oldest pod of its controller created after the eviction was requested, as the
-	// console matches them) and where it landed ("" while pending).
+	// names, else the pod that consumed its Reservation, else the oldest pod of its controller
+	// created after the eviction was requested, as the console matches them) and where it landed
+	// ("" while pending).
 	ReplacementPod  string `json:"replacementPod,omitempty"`
 	ReplacementNode string `json:"replacementNode,omitempty"`
 }
@@ -215,7 +216,11 @@ func why(ctx context.Context, c *Clients, ns, name string) (*WhyReport, error) {
 	if err != nil {
 		return nil, request(err, "list", schedv1alpha1.SchemeGroupVersion.Group, "podmigrations", ns)
 	}
-	decisions, ctrl, err := recordedDecisions(ctx, c, ns, name, pod, migs.Items)
+	ress, err := c.Accord.SchedulingV1alpha1().Reservations(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, request(err, "list", schedv1alpha1.SchemeGroupVersion.Group, "reservations", ns)
+	}
+	decisions, ctrl, err := recordedDecisions(ctx, c, ns, name, pod, migs.Items, ress.Items)
 	if err != nil {
 		return nil, err
 	}
@@ -228,10 +233,6 @@ func why(ctx context.Context, c *Clients, ns, name string) (*WhyReport, error) {
 			continue
 		}
 		rep.Migrations = append(rep.Migrations, migrationSummary(&m))
-	}
-	ress, err := c.Accord.SchedulingV1alpha1().Reservations(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, request(err, "list", schedv1alpha1.SchemeGroupVersion.Group, "reservations", ns)
 	}
 	for _, r := range ress.Items {
 		if !ownsReservation(&r, name, ctrl) {
@@ -246,10 +247,14 @@ func why(ctx context.Context, c *Clients, ns, name string) (*WhyReport, error) {
 // recordedDecisions reads the descheduler's decisions in namespace ns (console.DecisionOf: only
 // from its Events, in their pod's namespace, about that pod) and matches each eviction with its
 // replacement as the console does: oldest first, the replacement a PodMigration names, else
-// console.Replacement among the namespace's pods, each replacement taken once. It returns the
+// console.Replacement among the namespace's pods, each replacement taken once. One step goes
+// further than the console: an eviction that placed a reservation (ReservationFirst) is matched
+// with the pod that consumed it (the reservation's boundPod), since a reservation is consumed by
+// the replacement of the pod it was made for first. It returns the
 // decisions about pods named name, and the UID of the pod's controller (the live pod's, else the
 // latest decision's), "" when unknown.
-func recordedDecisions(ctx context.Context, c *Clients, ns, name string, pod *corev1.Pod, migs []schedv1alpha1.PodMigration) ([]RecordedDecision, types.UID, error) {
+func recordedDecisions(ctx context.Context, c *Clients, ns, name string, pod *corev1.Pod, migs []schedv1alpha1.PodMigration,
+	ress []schedv1alpha1.Reservation) ([]RecordedDecision, types.UID, error) {
 	var ctrl types.UID
 	if pod != nil {
 		if ref := metav1.GetControllerOf(pod); ref != nil {
@@ -314,15 +319,21 @@ func recordedDecisions(ctx context.Context, c *Clients, ns, name string, pod *co
 	taken := map[types.UID]bool{}
 	for i := range rows {
 		r := &rows[i]
+		var replacement string
 		for _, m := range migs {
-			if string(m.Status.PodUID) != r.UID || m.Status.ReplacementPod == "" {
-				continue
+			if string(m.Status.PodUID) == r.UID && m.Status.ReplacementPod != "" {
+				replacement = m.Status.ReplacementPod
 			}
-			for _, p := range pods {
-				if p.Name == m.Status.ReplacementPod && string(p.UID) != r.UID {
-					taken[p.UID] = true
-					r.ReplacementPod, r.ReplacementNode = p.Name, p.Spec.NodeName
-				}
+		}
+		for _, rs := range ress {
+			if replacement == "" && r.Reservation != "" && rs.Name == r.Reservation && rs.Status.BoundPod != nil {
+				replacement = rs.Status.BoundPod.Name
+			}
+		}
+		for _, p := range pods {
+			if replacement != "" && p.Name == replacement && string(p.UID) != r.UID {
+				taken[p.UID] = true
+				r.ReplacementPod, r.ReplacementNode = p.Name, p.Spec.NodeName
 			}
 		}
 	}

@@ -197,3 +197,33 @@ func TestWhyEventsForbidden(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want %d naming list on events", code, errOut, ExitForbidden)
 	}
 }
+
+// TestWhyReservationConsumer: two pods of one ReplicaSet evicted in the same second, each through a
+// reservation; each is matched with the pod that consumed its own reservation, not with the oldest
+// replacement.
+func TestWhyReservationConsumer(t *testing.T) {
+	d, ev, repl := evictedFixture(t)
+	d.Reservation = &decision.Reservation{Name: "web-a-r", Node: "node-2"}
+	ev = decisionEvent(t, "e-a", d, testNow.Add(-50*time.Second))
+	d2 := d
+	d2.Pod.Name, d2.Pod.UID, d2.Reservation = "web-c", "uid-c", &decision.Reservation{Name: "web-c-r", Node: "node-2"}
+	ev2 := decisionEvent(t, "e-c", d2, testNow.Add(-50*time.Second))
+	later := repl.DeepCopy()
+	later.Name, later.UID, later.CreationTimestamp = "web-d", "uid-d", metav1.NewTime(repl.CreationTimestamp.Add(time.Second))
+	bound := func(name, pod string) *schedv1alpha1.Reservation {
+		return &schedv1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "demo"},
+			Status: schedv1alpha1.ReservationStatus{Phase: schedv1alpha1.ReservationBound, NodeName: "node-2",
+				BoundPod: &schedv1alpha1.ReservationBoundPod{Name: pod, UID: types.UID("uid-" + pod)}}}
+	}
+	for _, c := range []struct{ pod, want string }{{"web-a", "web-d"}, {"web-c", "web-b"}} {
+		code, out, errOut := runWith(t, []runtime.Object{ev, ev2, repl, later},
+			[]runtime.Object{bound("web-a-r", "web-d"), bound("web-c-r", "web-b")}, nil, "why", c.pod, "-n", "demo", "-o", "json")
+		var rep WhyReport
+		if code != ExitOK || json.Unmarshal([]byte(out), &rep) != nil {
+			t.Fatalf("why %s: exit %d, stderr %q\n%s", c.pod, code, errOut, out)
+		}
+		if len(rep.Decisions) != 1 || rep.Decisions[0].ReplacementPod != c.want {
+			t.Errorf("why %s: decisions %+v, want replacement %s (its reservation's consumer)", c.pod, rep.Decisions, c.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -22,6 +23,7 @@ import (
 	"github.com/accord-sched/accord/pkg/demo/playground"
 	"github.com/accord-sched/accord/pkg/descheduler/explain"
 	"github.com/accord-sched/accord/pkg/kubectlaccord"
+	"github.com/accord-sched/accord/test/harness"
 )
 
 // recorder records the method and path of every request a client configuration sends.
@@ -174,4 +176,78 @@ func checkWhatIfCameTrue(ctx context.Context, t *testing.T, client kubernetes.In
 		t.Errorf("the replacements landed on %v; what-if predicted %v", sets.List(landed), sets.List(predicted))
 	}
 	t.Logf("what-if came true: %d pods evicted off node-5, replacements on %v", onNode5.Len(), sets.List(landed))
+}
+
+// checkWhyEvicted runs `kubectl accord why` in-process (as the what-if check does) for one of the
+// memory-hungry pods the descheduler evicted off node-5, once it is gone: its story is then the
+// descheduler's decision on its Event, which must name the plugin (NodeCRDResourceFit), the node
+// predicted for its replacement, and the replacement and the node it landed on.
+func checkWhyEvicted(ctx context.Context, t *testing.T, p *playground.Playground, client kubernetes.Interface, moves map[string]string, onNode5 sets.Set[string]) {
+	t.Helper()
+	if onNode5.Len() == 0 {
+		return
+	}
+	evicted := sets.List(onNode5)[0]
+	t.Logf("Waiting up to 60s for the evicted pod demo/%s to be gone (its grace period)", evicted)
+	if err := harness.WaitFor(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().Pods("demo").Get(ctx, evicted, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	}); err != nil {
+		t.Fatalf("the evicted pod demo/%s is not gone: %v", evicted, err)
+	}
+	args := []string{"--kubeconfig", p.Kubeconfig, "why", evicted, "-n", "demo"}
+	run := func(args ...string) string {
+		var out, errOut bytes.Buffer
+		code := kubectlaccord.MainWithFlags(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+			genericclioptions.NewConfigFlags(true), args)
+		if code != kubectlaccord.ExitOK {
+			t.Fatalf("kubectl-accord %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
+		}
+		return out.String()
+	}
+	var rep kubectlaccord.WhyReport
+	if out := run(append(slices.Clone(args), "-o", "json")...); json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("why -o json:\n%s", out)
+	}
+	var d *kubectlaccord.RecordedDecision
+	for i := range rep.Decisions {
+		if rep.Decisions[i].Verdict == "Evicted" {
+			d = &rep.Decisions[i]
+		}
+	}
+	if !rep.Gone || d == nil || d.ReplacementPod == "" || d.ReplacementNode == "" {
+		t.Fatalf("why %s: want a gone pod with an Evicted decision and its replacement, got %+v", evicted, rep)
+	}
+	replacement, err := client.CoreV1().Pods("demo").Get(ctx, d.ReplacementPod, metav1.GetOptions{})
+	if err != nil || replacement.Spec.NodeName != d.ReplacementNode || onNode5.Has(d.ReplacementPod) {
+		t.Errorf("why %s names replacement %s on %s; the cluster has %v, %v", evicted, d.ReplacementPod, d.ReplacementNode, replacement, err)
+	}
+	// Evicted reservation-first: the replacement is the pod that consumed the pod's reservation.
+	if d.Reservation != "" {
+		r, err := p.Env.Accord.SchedulingV1alpha1().Reservations("demo").Get(ctx, d.Reservation, metav1.GetOptions{})
+		if err != nil || r.Status.BoundPod == nil || r.Status.BoundPod.Name != d.ReplacementPod {
+			t.Errorf("why %s names replacement %s; its reservation %s: %+v, %v", evicted, d.ReplacementPod, d.Reservation, r, err)
+		}
+	}
+	if moves[evicted] == "" {
+		t.Fatalf("what-if predicted no node for the replacement of %s: %v", evicted, moves)
+	}
+	out := run(args...)
+	for _, want := range []string{
+		"Pod demo/" + evicted + ": gone (not found)",
+		"plugin NodeCRDResourceFit",
+		"predicted node: " + moves[evicted],
+		"replacement: " + d.ReplacementPod + " on " + d.ReplacementNode,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("why %s lacks %q (what-if predicted %q):\n%s", evicted, want, moves[evicted], out)
+		}
+	}
+	if d.PredictedNode != moves[evicted] {
+		t.Errorf("why %s: the decision predicted %q, what-if %q", evicted, d.PredictedNode, moves[evicted])
+	}
+	t.Logf("why %s (gone):\n%s", evicted, out)
 }

@@ -214,6 +214,8 @@ func TestPlayground(t *testing.T) {
 	}); err != nil {
 		t.Errorf("the memory-hungry pods did not move through Reservations on node-2 bound by their replacements: %v", err)
 	}
+	// `kubectl accord why` for an evicted pod, gone: the plugin, the predicted node, the replacement.
+	checkWhyEvicted(ctx, t, p, client, moves, onNode5)
 	// The how-to's migrations (migrationHowTo's steps, through the API): two web pods moved at once, to node-4 and
 	// node-6, reservation-first, while a burst of 8 under-requested pods arrives.
 	checkTwoMigrationsAndABurst(ctx, t, p, client)

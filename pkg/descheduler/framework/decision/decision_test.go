@@ -7,7 +7,7 @@ import (
 
 func TestRoundTrip(t *testing.T) {
 	score, cur := int64(155), int64(3)
-	d := Decision{Version: Version, Pod: Pod{Namespace: "ns", Name: "p", UID: "u", Node: "n1"}, Plugin: "LowNodeLoad", Profile: "accord",
+	d := Decision{Version: Version, Pod: Pod{Namespace: "ns", Name: "p", UID: "u", Node: "n1", Controller: &Controller{Kind: "ReplicaSet", Name: "rs", UID: "c"}}, Plugin: "LowNodeLoad", Profile: "accord",
 		Reason: "hot", Verdict: VerdictEvicted, Reservation: &Reservation{Name: "r", Node: "n2"},
 		Predictions: []Prediction{{Judge: "SchedulerSimulation", Node: "n2", Score: &score, CurrentNode: "n1", CurrentNodeScore: &cur, Message: "m"}}}
 	js, err := Marshal(d)
@@ -18,7 +18,8 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, ok := got.Predicted(); !ok || p.Node != "n2" || *p.Score != 155 || got.Reservation.Name != "r" || got.Pod != d.Pod {
+	if p, ok := got.Predicted(); !ok || p.Node != "n2" || *p.Score != 155 || got.Reservation.Name != "r" ||
+		got.Pod.Name != "p" || got.Pod.Node != "n1" || got.Pod.Controller == nil || *got.Pod.Controller != *d.Pod.Controller {
 		t.Fatalf("round trip: %+v", got)
 	}
 }
@@ -37,6 +38,7 @@ func TestUnmarshalRefuses(t *testing.T) {
 		"two values":         {ok + ok, "after top-level value"},
 		"unknown verdict":    {strings.Replace(ok, `"Evicted"`, `"Gone"`, 1), "verdict"},
 		"held, no blocker":   {strings.Replace(ok, `"Evicted"`, `"Held"`, 1), "blocker"},
+		"controller, no uid": {strings.Replace(ok, `"uid":"u"`, `"uid":"u","controller":{"kind":"ReplicaSet","name":"rs","uid":""}`, 1), "pod.controller.uid"},
 		"no pod":             {`{"version":"v1","plugin":"P","verdict":"Evicted"}`, "pod"},
 		"node without score": {strings.Replace(ok, `"verdict"`, `"predictions":[{"judge":"J","node":"n"}],"verdict"`, 1), "predictions[0]"},
 		"too big":            {`{"version":"v1","reason":"` + strings.Repeat("x", MaxSize) + `"}`, "bytes"},
