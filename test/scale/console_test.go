@@ -76,8 +76,8 @@ func TestConsoleScale(t *testing.T) {
 	}
 	t.Logf("%d bound and %d pending pods created, %d nodes with violators, in %s", sz.BoundPods, pending, violating, time.Since(start).Round(time.Millisecond))
 
-	// The console, in this process, on the population.
-	srv, err := console.New(ctx, console.Options{Kubeconfig: c.kubeconfig, BindAddress: "127.0.0.1:0", CacheSyncTimeout: 10 * time.Minute})
+	// The console, in this process, on the population (plain HTTP: loopback, without authentication).
+	srv, err := console.New(ctx, console.Options{Kubeconfig: c.kubeconfig, BindAddress: "127.0.0.1:0", PlainHTTP: true, CacheSyncTimeout: 10 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
