@@ -74,20 +74,23 @@ func TestPodMigrationNeedsTheRightToEvict(t *testing.T) {
 			Spec: schedv1alpha1.PodMigrationSpec{PodName: pod}}, metav1.CreateOptions{})
 		return err
 	}
-	// The binding takes effect within a second or two of its creation.
+	// The bindings and the policy take effect within a second or two of their creation: until then
+	// the refusal may be RBAC's ("cannot create resource") rather than the policy's, so wait for the
+	// policy's own words (an admission, or a refusal that never names the policy, fails after 30 s).
+	want := "migrator@example.com may not create a PodMigration of pod web-0: it needs create on pods/eviction in namespace " + ns
 	var refused error
 	if err := harness.WaitFor(ctx, 30*time.Second, func(context.Context) (bool, error) {
 		refused = create("migrator@example.com", "web-0")
-		return refused != nil, nil
+		return refused != nil && apierrors.IsForbidden(refused) && strings.Contains(refused.Error(), want), nil
 	}); err != nil {
-		t.Fatalf("a PodMigration by a user who may not evict is still admitted after 30 s: %v", err)
+		t.Fatalf("a PodMigration by a user who may not evict: after 30 s the answer is %v, want a 403 saying %q", refused, want)
 	}
-	want := "migrator@example.com may not create a PodMigration of pod web-0: it needs create on pods/eviction in namespace " + ns
-	if !apierrors.IsForbidden(refused) || !strings.Contains(refused.Error(), want) {
-		t.Errorf("refusal = %v, want a 403 saying %q", refused, want)
-	}
-	if err := create("evictor@example.com", "web-0"); err != nil {
-		t.Errorf("a PodMigration by a user who may evict is refused: %v", err)
+	var admitted error
+	if err := harness.WaitFor(ctx, 30*time.Second, func(context.Context) (bool, error) {
+		admitted = create("evictor@example.com", "web-0")
+		return admitted == nil, nil
+	}); err != nil {
+		t.Errorf("a PodMigration by a user who may evict is still refused after 30 s: %v", admitted)
 	}
 	t.Logf("PodMigration by a user without create on pods/eviction: %v; by one with it: admitted", refused)
 }
