@@ -65,6 +65,17 @@ func reservationNodeKeys(obj any) ([]string, error) {
 	return []string{r.Status.NodeName}, nil
 }
 
+// hasIndexers reports whether every one of want is already an index of informer.
+func hasIndexers(informer cache.SharedIndexInformer, want cache.Indexers) bool {
+	have := informer.GetIndexer().GetIndexers()
+	for name := range want {
+		if _, ok := have[name]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // Reservations returns the Reservation informer (all namespaces), synced, with the
 // IndexReservationOwner and IndexReservationNode indexes; see ClusterScopedResources. With a factory
 // of the caller's (NewForFactory) it is fed once the caller starts it.
@@ -79,7 +90,9 @@ func (c *Cache) Reservations(ctx context.Context, h fwk.Handle) (schedinformers.
 	inf := f.Scheduling().V1alpha1().Reservations()
 	informer := inf.Informer()
 	c.mu.Lock()
-	if !c.reservations {
+	if !c.reservations && !hasIndexers(informer, ReservationIndexers()) {
+		// Another Cache over the same factory (the descheduler's SchedulerSimulation builds one per
+		// profile) may have added them already.
 		if err := informer.AddIndexers(ReservationIndexers()); err != nil {
 			c.mu.Unlock()
 			return nil, fmt.Errorf("indexing reservations: %w", err)
