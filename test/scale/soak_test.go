@@ -252,6 +252,7 @@ func TestSoak(t *testing.T) {
 	scrapers := map[string]*metricsScraper{"accord-scheduler": schedScrape, "accord-descheduler": deschedScrape}
 	var series []soakSample
 	var firstCycle float64
+	skipped := 0
 	reservationsSeen, migrationsSucceeded := map[string]bool{}, map[string]bool{}
 	maxAnnotated := 0
 	cycleStart := time.Now()
@@ -281,10 +282,16 @@ func TestSoak(t *testing.T) {
 		}
 		s, err := takeSoakSample(ctx, env.Client, accord, scrapers, pids, pods, cycles-firstCycle)
 		if err != nil {
+			// A sample missed now and then (a scrape during a restart of the apiserver's watch) is
+			// skipped; ten in a row are a broken scrape, and a soak without samples measures nothing.
+			if skipped++; skipped >= 10 {
+				t.Fatalf("sample at cycle %.0f: %v (10 samples in a row failed)", cycles, err)
+			}
 			t.Logf("sample at cycle %.0f (skipped): %v", cycles, err)
 			time.Sleep(time.Second)
 			continue
 		}
+		skipped = 0
 		series = append(series, s)
 		for _, name := range s.reservations {
 			reservationsSeen[name] = true
@@ -345,6 +352,9 @@ func soakSchedulerConfig(t *testing.T, kubeconfig string) string {
 	cfg := sampleSchedulerConfig(t)
 	cfg["clientConnection"] = map[string]any{"kubeconfig": kubeconfig, "qps": 5000, "burst": 5000}
 	cfg["leaderElection"] = map[string]any{"leaderElect": false}
+	// The goroutine count is read from /debug/pprof (with --config, --profiling is ignored and the
+	// shipped configuration sets enableProfiling: false).
+	cfg["enableProfiling"] = true
 	profile := cfg["profiles"].([]any)[0].(map[string]any)
 	multi := profile["plugins"].(map[string]any)["multiPoint"].(map[string]any)
 	multi["enabled"] = append(multi["enabled"].([]any), map[string]any{"name": "Reservation"})
