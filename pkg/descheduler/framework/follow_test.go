@@ -149,7 +149,7 @@ func TestFollowDecoded(t *testing.T) {
 	if errs := FollowDecoded(followOf(nil, nil), a, testFollowing, nil, decode); len(errs) != 0 || a.High["cpu"] != 20 {
 		t.Fatalf("no pluginConfig: errs %v, high %v; want the decoded defaults", errs, a.High)
 	}
-	a = &deschedArgs{Period: ptr.To[int64](90)}
+	a = &deschedArgs{shared: shared{Period: ptr.To[int64](90)}}
 	errs := FollowDecoded(followOf([]string{"period"}, &runtime.Unknown{Raw: []byte("limit 30")}), a, testFollowing, nil, decode)
 	if len(errs) != 1 || errs[0].Field != "args.period" || !strings.Contains(errs[0].Detail, "s.yaml profiles[0].args.period is 60") {
 		t.Fatalf("errs %v, want period contradicting the decoded scheduler args", errs)
