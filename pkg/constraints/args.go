@@ -217,6 +217,17 @@ func (f FollowedField) Own() string {
 	return f.Scheduler
 }
 
+// The names of the rules both binaries enforce, declared once: each is the scheduler plugin's name
+// (in KubeSchedulerConfiguration profiles and the Followings below) and, where the descheduler's
+// plugin for the rule has the same name, the descheduler plugin's.
+const (
+	// NodeCRDResourceFitName names the CR fit rule (accord-scheduler's and accord-descheduler's
+	// NodeCRDResourceFit).
+	NodeCRDResourceFitName = "NodeCRDResourceFit"
+	// LoadAwareName names accord-scheduler's LoadAware, which the descheduler's LowNodeLoad follows.
+	LoadAwareName = "LoadAware"
+)
+
 // UsageFollowing is how the descheduler's LowNodeLoad follows the scheduler's LoadAware:
 //
 //	highThresholds                    = LoadAware usageThresholds (not with useDeviationThresholds)
@@ -229,7 +240,7 @@ func (f FollowedField) Own() string {
 // LowNodeLoad's defaults capped at the scheduler's thresholds. With useDeviationThresholds the
 // thresholds are relative to the mean and have no scheduler counterpart.
 var UsageFollowing = Following{
-	Scheduler: "LoadAware",
+	Scheduler: LoadAwareName,
 	Fields: []FollowedField{
 		{Scheduler: "usageThresholds", Descheduler: "highThresholds", Unless: "useDeviationThresholds", Caps: "lowThresholds"},
 		{Scheduler: "nodeMetricExpirationSeconds"},
@@ -242,6 +253,6 @@ var UsageFollowing = Following{
 // CRFitFollowing is how the descheduler's NodeCRDResourceFit and DefaultEvictor (its nodeFit)
 // follow the scheduler's NodeCRDResourceFit: missingCRPolicy is the scheduler's.
 var CRFitFollowing = Following{
-	Scheduler: "NodeCRDResourceFit",
+	Scheduler: NodeCRDResourceFitName,
 	Fields:    []FollowedField{{Scheduler: "missingCRPolicy"}},
 }

@@ -102,6 +102,39 @@ func show(v any) string {
 	return string(data)
 }
 
+// Following and FollowedField are constraints' declaration of how a descheduler plugin's args follow
+// a scheduler plugin's (see FollowShared), here for plugins outside this module.
+type (
+	Following     = constraints.Following
+	FollowedField = constraints.FollowedField
+)
+
+// FollowDecoded is FollowShared for a scheduler plugin whose args the scheduler's scheme does not
+// know (an out-of-tree plugin: kube-scheduler hands them over as *runtime.Unknown, or nil when the
+// profile has no pluginConfig for it). decode turns each profile's args into the plugin's typed,
+// defaulted args (strictly: the scheduler plugin must decode them alike), which FollowShared then
+// compares field by field; an error decoding them names the scheduler's field path.
+func FollowDecoded(f *Follow, args any, following Following, schedulerNames []string, decode func(runtime.Object) (any, error)) field.ErrorList {
+	sources := f.Sources(following.Scheduler, schedulerNames)
+	typed := make([]SchedulerArgs, 0, len(sources))
+	for _, s := range sources {
+		obj, _ := s.Args.(runtime.Object)
+		if s.Args != nil && obj == nil {
+			return field.ErrorList{f.WrongArgs(s, following.Fields[0].Scheduler)}
+		}
+		decoded, err := decode(obj)
+		if err != nil {
+			return field.ErrorList{&field.Error{Type: field.ErrorTypeInvalid, Field: f.Path.String(), BadValue: field.OmitValueType{},
+				Detail: fmt.Sprintf("the scheduler plugin %s's args, %s %s, do not decode: %v", following.Scheduler, s.File, s.Path, err)}}
+		}
+		s.Args = decoded
+		typed = append(typed, s)
+	}
+	decoded := *f
+	decoded.Scheduler = map[string][]SchedulerArgs{following.Scheduler: typed}
+	return FollowShared(&decoded, args, following, nil)
+}
+
 // FollowShared fills in and checks args, a descheduler plugin's args (a pointer to a struct),
 // against the scheduler's args of following.Scheduler in the profiles named schedulerNames (all
 // when empty), as following declares: per profile in order, per field in order, a field the

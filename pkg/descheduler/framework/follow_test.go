@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -121,4 +122,50 @@ func TestFollowSharedWrongArgs(t *testing.T) {
 			t.Fatalf("args %T: errs %v, want one internal error naming limits", args, errs)
 		}
 	}
+}
+
+// TestFollowDecoded: an out-of-tree scheduler plugin's args (*runtime.Unknown, or nil without a
+// pluginConfig) are decoded by the plugin's own decode, then followed as FollowShared follows typed
+// args; an error decoding them names the scheduler's args.
+func TestFollowDecoded(t *testing.T) {
+	decode := func(obj runtime.Object) (any, error) {
+		if obj == nil {
+			return sched(20, 30, nil), nil
+		}
+		u := obj.(*runtime.Unknown)
+		if string(u.Raw) != "limit 30" {
+			return nil, fmt.Errorf("unknown field in %q", u.Raw)
+		}
+		return sched(30, 60, nil), nil
+	}
+	a := &deschedArgs{}
+	if errs := FollowDecoded(followOf(nil, &runtime.Unknown{Raw: []byte("limit 30")}), a, testFollowing, nil, decode); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	if a.High["cpu"] != 30 || *a.Period != 60 {
+		t.Fatalf("followed args %+v, want the decoded scheduler args'", a)
+	}
+	a = &deschedArgs{}
+	if errs := FollowDecoded(followOf(nil, nil), a, testFollowing, nil, decode); len(errs) != 0 || a.High["cpu"] != 20 {
+		t.Fatalf("no pluginConfig: errs %v, high %v; want the decoded defaults", errs, a.High)
+	}
+	a = &deschedArgs{shared: shared{Period: ptr.To[int64](90)}}
+	errs := FollowDecoded(followOf([]string{"period"}, &runtime.Unknown{Raw: []byte("limit 30")}), a, testFollowing, nil, decode)
+	if len(errs) != 1 || errs[0].Field != "args.period" || !strings.Contains(errs[0].Detail, "s.yaml profiles[0].args.period is 60") {
+		t.Fatalf("errs %v, want period contradicting the decoded scheduler args", errs)
+	}
+	errs = FollowDecoded(followOf(nil, &runtime.Unknown{Raw: []byte("limits: 30")}), &deschedArgs{}, testFollowing, nil, decode)
+	if len(errs) != 1 || errs[0].Field != "args" || !strings.Contains(errs[0].Detail, "s.yaml profiles[0].args, do not decode: unknown field") {
+		t.Fatalf("errs %v, want one error naming the scheduler's args that do not decode", errs)
+	}
+}
+
+// followOf is the Follow of one scheduler profile with args for the plugin "Rule".
+func followOf(given []string, args any) *Follow {
+	f := &Follow{Path: field.NewPath("args"), Given: map[string]bool{}, Scheduler: map[string][]SchedulerArgs{
+		"Rule": {{SchedulerName: "a", Args: args, File: "s.yaml", Path: field.NewPath("profiles").Index(0).Child("args")}}}}
+	for _, g := range given {
+		f.Given[g] = true
+	}
+	return f
 }

@@ -13,6 +13,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/accord-sched/accord/apis/config"
+	configscheme "github.com/accord-sched/accord/apis/config/scheme"
 	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
 	"github.com/accord-sched/accord/pkg/scheduler/plugins/loadaware"
@@ -28,9 +29,11 @@ type Descriptor struct {
 	// from cache, which all the Accord plugins of one scheduler (or of one simulation) share.
 	Factory func(cache *crcache.Cache) frameworkruntime.PluginFactory
 	// Args is an empty value of the internal args type the factory is given (nil for a plugin
-	// without args). The type is registered with kube-scheduler's configuration scheme by
-	// apis/config/scheme and defaulted by apis/config/v1, so a profile that enables the plugin gets
-	// its defaulted args even without a pluginConfig entry.
+	// without args). Either apis/config registers it (internal and v1 types, defaulted by
+	// apis/config/v1), or RegisterArgs registers it as one type for both versions, defaulted by its
+	// SetDefaults (the args of a rule shared with the descheduler: the rule's struct in
+	// pkg/constraints); either way a profile that enables the plugin gets its defaulted args even
+	// without a pluginConfig entry.
 	Args runtime.Object
 	// NotFollowed, for a plugin with args, says why no descheduler plugin's args follow them (a
 	// rule only the scheduler enforces). Left empty, some descheduler plugin's args must name Name
@@ -46,6 +49,29 @@ func Descriptors() []Descriptor {
 		{Name: loadaware.Name, Factory: loadaware.NewFactory, Args: &config.LoadAwareArgs{}},
 		{Name: reservation.Name, Factory: reservation.NewFactory},
 	}
+}
+
+func init() {
+	if err := RegisterArgs(Descriptors()); err != nil {
+		panic("accord-scheduler's plugins: " + err.Error()) // the list above is fixed; its test decodes every args type
+	}
+}
+
+// RegisterArgs registers the args types of descriptors that apis/config does not register with
+// kube-scheduler's configuration schemes, each as one type for the v1 and internal versions
+// (apis/config/scheme.RegisterArgs), so a KubeSchedulerConfiguration decodes, defaults and hands
+// them to the factory without per-version code. Descriptors() are registered at init; a caller
+// adding descriptors of its own registers them before loading a configuration.
+func RegisterArgs(descriptors []Descriptor) error {
+	for _, d := range descriptors {
+		if d.Args == nil {
+			continue
+		}
+		if err := configscheme.RegisterArgs(d.Name, d.Args); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Registry returns the out-of-tree registry of the descriptors, their plugins reading Accord's CRs

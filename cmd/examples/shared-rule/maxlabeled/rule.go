@@ -6,8 +6,12 @@
 package maxlabeled
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 )
 
 // Name is the plugin's name in both binaries' configurations.
@@ -39,6 +43,32 @@ func (r *Rule) Validate(path *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("maxPerNode"), r.MaxPerNode, "must be at least 1"))
 	}
 	return errs
+}
+
+// Decode returns the defaulted rule of a scheduler pluginConfig's args: kube-scheduler's scheme does
+// not know them, so it hands them over as *runtime.Unknown (JSON or YAML), or nil when the profile
+// has no pluginConfig for the plugin (the defaults). Decoding is strict: an unknown field is an
+// error. The scheduler plugin decodes its args with it, and the descheduler plugin the scheduler's
+// args it follows, so both read them alike.
+func Decode(obj runtime.Object) (*Rule, error) {
+	r := &Rule{}
+	if obj != nil {
+		u, ok := obj.(*runtime.Unknown)
+		if !ok {
+			return nil, fmt.Errorf("want args of type *runtime.Unknown, got %T", obj)
+		}
+		switch {
+		case u == nil:
+		case u.ContentType != runtime.ContentTypeJSON && u.ContentType != runtime.ContentTypeYAML && u.ContentType != "":
+			return nil, fmt.Errorf("args of content type %q", u.ContentType)
+		case len(u.Raw) > 0:
+			if err := yaml.UnmarshalStrict(u.Raw, r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	r.SetDefaults()
+	return r, nil
 }
 
 // Counts reports whether the rule counts pod.

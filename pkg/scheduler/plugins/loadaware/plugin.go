@@ -34,7 +34,7 @@ import (
 )
 
 // Name is the plugin's name in the registry and in configurations.
-const Name = "LoadAware"
+const Name = constraints.LoadAwareName
 
 const stateKey fwk.StateKey = Name
 

@@ -26,7 +26,7 @@ import (
 )
 
 // Name is the plugin's name in the registry and in configurations.
-const Name = "NodeCRDResourceFit"
+const Name = constraints.NodeCRDResourceFitName
 
 const stateKey fwk.StateKey = Name
 

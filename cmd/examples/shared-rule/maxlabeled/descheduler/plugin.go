@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/accord-sched/accord/cmd/examples/shared-rule/maxlabeled"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
@@ -33,36 +32,17 @@ func (a *MaxLabeledPerNodeArgs) DeepCopyObject() runtime.Object { c := *a; retur
 // of the same name.
 func (a *MaxLabeledPerNodeArgs) FollowsScheduler() []string { return []string{maxlabeled.Name} }
 
-// FollowScheduler implements framework.SchedulerFollower: labelKey and maxPerNode are the
-// scheduler's.
+// following declares that labelKey and maxPerNode are the scheduler plugin's.
+var following = framework.Following{
+	Scheduler: maxlabeled.Name,
+	Fields:    []framework.FollowedField{{Scheduler: "labelKey"}, {Scheduler: "maxPerNode"}},
+}
+
+// FollowScheduler implements framework.SchedulerFollower with the generic follower: the scheduler's
+// args arrive as *runtime.Unknown (its scheme does not know them), so each profile's are decoded
+// as the scheduler plugin decodes them (maxlabeled.Decode), then followed as following declares.
 func (a *MaxLabeledPerNodeArgs) FollowScheduler(f *framework.Follow) field.ErrorList {
-	var errs field.ErrorList
-	for k, s := range f.Sources(maxlabeled.Name, nil) {
-		var want maxlabeled.Rule
-		// The scheduler's scheme does not know these args: they arrive as *runtime.Unknown, or
-		// nil when the profile has no pluginConfig for the plugin.
-		obj, _ := s.Args.(runtime.Object)
-		if err := frameworkruntime.DecodeInto(obj, &want); err != nil {
-			return append(errs, f.WrongArgs(s, "labelKey"))
-		}
-		want.SetDefaults()
-		for _, fld := range []struct {
-			name      string
-			got, want any
-			set       func()
-		}{
-			{"labelKey", a.LabelKey, want.LabelKey, func() { a.LabelKey = want.LabelKey }},
-			{"maxPerNode", a.MaxPerNode, want.MaxPerNode, func() { a.MaxPerNode = want.MaxPerNode }},
-		} {
-			switch {
-			case !f.Given[fld.name] && k == 0:
-				fld.set()
-			case fld.got != fld.want:
-				errs = append(errs, f.Contradiction(fld.name, fld.got, s, fld.name, fld.want))
-			}
-		}
-	}
-	return errs
+	return framework.FollowDecoded(f, a, following, nil, func(obj runtime.Object) (any, error) { return maxlabeled.Decode(obj) })
 }
 
 // Plugin evicts the counted pods above the limit.

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/accord-sched/accord/cmd/examples/shared-rule/maxlabeled"
 )
@@ -19,14 +18,14 @@ type Plugin struct{ rule maxlabeled.Rule }
 
 var _ fwk.FilterPlugin = &Plugin{}
 
-// New decodes the args (kube-scheduler hands an out-of-tree plugin its pluginConfig args as
-// *runtime.Unknown, or nil without one), defaults and validates them.
+// New decodes the args strictly (kube-scheduler hands an out-of-tree plugin its pluginConfig args
+// as *runtime.Unknown, or nil without one: maxlabeled.Decode), defaults and validates them.
 func New(_ context.Context, obj runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
-	p := &Plugin{}
-	if err := frameworkruntime.DecodeInto(obj, &p.rule); err != nil {
+	rule, err := maxlabeled.Decode(obj)
+	if err != nil {
 		return nil, fmt.Errorf("%s args: %w", maxlabeled.Name, err)
 	}
-	p.rule.SetDefaults()
+	p := &Plugin{rule: *rule}
 	if errs := p.rule.Validate(nil); len(errs) > 0 {
 		return nil, fmt.Errorf("%s args: %w", maxlabeled.Name, errs.ToAggregate())
 	}

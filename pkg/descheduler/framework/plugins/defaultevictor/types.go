@@ -132,8 +132,8 @@ const (
 func (a *DefaultEvictorArgs) MissingCRPolicyArg() config.MissingCRPolicy { return a.MissingCRPolicy }
 
 // nodeCRDResourceFit is the descheduler plugin whose schedulerNames nodeFit's missingCRPolicy
-// follows (its package imports this one in tests, so it is named here).
-const nodeCRDResourceFit = "NodeCRDResourceFit"
+// follows (its package imports this one in tests, so the name is taken from pkg/constraints).
+const nodeCRDResourceFit = constraints.NodeCRDResourceFitName
 
 // FollowsScheduler implements framework.SchedulerFollower: missingCRPolicy follows the scheduler's
 // NodeCRDResourceFit (constraints.CRFitFollowing).

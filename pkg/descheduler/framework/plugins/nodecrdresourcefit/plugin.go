@@ -25,7 +25,7 @@ import (
 )
 
 // Name is the plugin's name, the same as the scheduler plugin's.
-const Name = "NodeCRDResourceFit"
+const Name = constraints.NodeCRDResourceFitName
 
 // evictionsInFlight is how many evictions of one node's violators are under way at once (see
 // pluginutil.EvictOverlapped).
