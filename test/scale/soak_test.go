@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -137,6 +138,10 @@ const (
 	soakBurstPeriod     = 60 * time.Second // the burst Deployment scales up, then down half-way
 	soakMigrationPeriod = 20 * time.Second // a PodMigration of a random pod
 	soakBurstPods       = 200
+	// soakReservationRetention is accord-scheduler's --reservation-retention in the soak: finished
+	// reservations are deleted a minute after they finish (the default, 10 minutes, would have the
+	// live count still rising at the end of a 20-minute run, so "flat" could not be told).
+	soakReservationRetention = time.Minute
 )
 
 // TestSoak runs the real accord-scheduler and accord-descheduler for many descheduling cycles on a
@@ -186,7 +191,8 @@ func TestSoak(t *testing.T) {
 		return []string{"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--profiling",
 			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*"}
 	}
-	sched, _ := harness.StartProcess(t, ctx, schedBin, append([]string{"--config=" + schedConfig}, metricsArgs(schedPort)...)...)
+	sched, _ := harness.StartProcess(t, ctx, schedBin, append([]string{"--config=" + schedConfig,
+		"--reservation-retention=" + soakReservationRetention.String()}, metricsArgs(schedPort)...)...)
 
 	ns := "soak"
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -251,6 +257,15 @@ func TestSoak(t *testing.T) {
 	pids := map[string]int{"accord-scheduler": sched.Process.Pid, "accord-descheduler": desched.Process.Pid}
 	scrapers := map[string]*metricsScraper{"accord-scheduler": schedScrape, "accord-descheduler": deschedScrape}
 	var series []soakSample
+	// Each binary's heap is profiled at the first sample after the warm-up and at the end; the
+	// difference says what grew (ACCORD_SOAK_PPROF_DIR keeps the profiles).
+	heapDir := os.Getenv("ACCORD_SOAK_PPROF_DIR")
+	if heapDir == "" {
+		heapDir = t.TempDir()
+	}
+	heapAt := int(float64(sz.Cycles/every) * soakWarmup)
+	heapBase := -1.0
+	ports := map[string]int{"accord-scheduler": schedPort, "accord-descheduler": deschedPort}
 	var firstCycle float64
 	skipped := 0
 	reservationsSeen, migrationsSucceeded := map[string]bool{}, map[string]bool{}
@@ -303,6 +318,13 @@ func TestSoak(t *testing.T) {
 		if len(series)%10 == 1 {
 			t.Logf("cycle %.0f (%s): %s", s.cycle, time.Since(cycleStart).Round(time.Second), s)
 		}
+		if heapBase < 0 && len(series) > heapAt {
+			if err := takeHeapProfiles(ctx, ports, heapDir, "warm"); err != nil {
+				t.Logf("heap profiles after the warm-up (none compared at the end): %v", err)
+			} else {
+				heapBase = s.cycle
+			}
+		}
 		if int(s.cycle) >= sz.Cycles {
 			break
 		}
@@ -310,6 +332,15 @@ func TestSoak(t *testing.T) {
 	}
 	close(stop)
 	c := <-churned
+	if heapBase >= 0 {
+		if err := takeHeapProfiles(ctx, ports, heapDir, "end"); err != nil {
+			t.Logf("heap profiles at the end: %v", err)
+		} else {
+			for _, name := range []string{"accord-scheduler", "accord-descheduler"} {
+				logHeapGrowth(t, ctx, heapDir, name, heapBase, lastCycles(series))
+			}
+		}
+	}
 	elapsed := time.Since(cycleStart)
 	m, err := deschedScrape.get(ctx)
 	if err != nil {
@@ -327,8 +358,13 @@ func TestSoak(t *testing.T) {
 	if len(series) > 1 {
 		for _, name := range []string{"accord-scheduler", "accord-descheduler"} {
 			t.Logf("%s metric series added after the warm-up (cycle %.0f to %.0f): %s", name, series[len(series)/10].cycle, series[len(series)-1].cycle,
-				seriesGrowth(series[len(series)/10].byMetric[name], series[len(series)-1].byMetric[name]))
+				familyGrowth(series[len(series)/10].families[name], series[len(series)-1].families[name]))
 		}
+	}
+	if len(series) > 0 {
+		last := series[len(series)-1]
+		t.Logf("at the end (cycle %.0f): Reservations by phase %s (oldest finished one completed %s ago, retention %s; %d finished without completionTime), PodMigrations by phase %s",
+			last.cycle, phaseString(last.reservationPhases), last.oldestFinished.Round(time.Second), soakReservationRetention, last.unstamped, phaseString(last.migrationPhases))
 	}
 	if c.err != nil {
 		t.Errorf("churn: %v", c.err)
@@ -594,8 +630,15 @@ type soakSample struct {
 	values map[string]float64
 	// The names of the Reservations live and of the PodMigrations Succeeded at the sample.
 	reservations, succeeded []string
-	// byMetric is, per binary, the number of samples of each metric name its /metrics exports.
+	// byMetric is, per binary, the number of samples of each metric name its /metrics exports;
+	// families, per binary, each metric family's series and label cardinalities.
 	byMetric map[string]map[string]int
+	families map[string]map[string]metricFamily
+	// The live Reservations and PodMigrations by phase; the age of the oldest finished reservation's
+	// completionTime, and the finished reservations with none yet.
+	reservationPhases, migrationPhases map[string]int
+	oldestFinished                     time.Duration
+	unstamped                          int
 }
 
 func (s soakSample) String() string {
@@ -603,13 +646,32 @@ func (s soakSample) String() string {
 	for _, name := range soakSeries {
 		fmt.Fprintf(&b, "%s %.0f, ", name, s.values[name])
 	}
-	return strings.TrimSuffix(b.String(), ", ")
+	fmt.Fprintf(&b, "Reservations by phase %s (oldest finished one completed %s ago, %d finished without completionTime), PodMigrations by phase %s",
+		phaseString(s.reservationPhases), s.oldestFinished.Round(time.Second), s.unstamped, phaseString(s.migrationPhases))
+	return b.String()
+}
+
+// phaseString lists the counts by phase, in the phases' order.
+func phaseString(by map[string]int) string {
+	var names []string
+	for name := range by {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, name := range names {
+		fmt.Fprintf(&b, "%s %d ", name, by[name])
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return "[" + strings.TrimSpace(b.String()) + "]"
 }
 
 // soakSeries are the series whose slopes the soak reports, in order.
 var soakSeries = []string{
-	"accord-scheduler RSS MiB", "accord-scheduler goroutines", "accord-scheduler metric series",
-	"accord-descheduler RSS MiB", "accord-descheduler goroutines", "accord-descheduler metric series",
+	"accord-scheduler RSS MiB", "accord-scheduler goroutines", "accord-scheduler metric series", "accord-scheduler metric series with open labels",
+	"accord-descheduler RSS MiB", "accord-descheduler goroutines", "accord-descheduler metric series", "accord-descheduler metric series with open labels",
 	"apiserver watches", "live Reservations", "live PodMigrations", "soft-eviction annotations",
 }
 
@@ -618,7 +680,8 @@ var soakSeries = []string{
 // every client's: the binaries', the controllers', the node simulator's and the test's); the live
 // Reservations and PodMigrations; and the pods annotated for soft eviction.
 func takeSoakSample(ctx context.Context, client kubernetes.Interface, accord accordclient.Interface, scrapers map[string]*metricsScraper, pids map[string]int, pods *podCounter, cycle float64) (soakSample, error) {
-	s := soakSample{cycle: cycle, values: map[string]float64{}, byMetric: map[string]map[string]int{}}
+	s := soakSample{cycle: cycle, values: map[string]float64{}, byMetric: map[string]map[string]int{}, families: map[string]map[string]metricFamily{},
+		reservationPhases: map[string]int{}, migrationPhases: map[string]int{}}
 	for name, sc := range scrapers {
 		m, err := sc.get(ctx)
 		if err != nil {
@@ -637,6 +700,8 @@ func takeSoakSample(ctx context.Context, client kubernetes.Interface, accord acc
 		s.values[name+" goroutines"] = float64(g)
 		s.values[name+" metric series"] = float64(len(m))
 		s.byMetric[name] = m.countByName()
+		s.families[name] = m.families()
+		s.values[name+" metric series with open labels"] = float64(openSeries(s.families[name]))
 	}
 	raw, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
@@ -652,8 +717,17 @@ func takeSoakSample(ctx context.Context, client kubernetes.Interface, accord acc
 		return s, err
 	}
 	s.values["live Reservations"] = float64(len(rs.Items))
+	now := time.Now()
 	for _, r := range rs.Items {
 		s.reservations = append(s.reservations, r.Namespace+"/"+r.Name)
+		s.reservationPhases[phaseOr(string(r.Status.Phase))]++
+		switch {
+		case !r.Status.Phase.Finished():
+		case r.Status.CompletionTime == nil:
+			s.unstamped++
+		default:
+			s.oldestFinished = max(s.oldestFinished, now.Sub(r.Status.CompletionTime.Time))
+		}
 	}
 	pms, err := accord.SchedulingV1alpha1().PodMigrations("").List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -661,12 +735,20 @@ func takeSoakSample(ctx context.Context, client kubernetes.Interface, accord acc
 	}
 	s.values["live PodMigrations"] = float64(len(pms.Items))
 	for _, p := range pms.Items {
+		s.migrationPhases[phaseOr(string(p.Status.Phase))]++
 		if p.Status.Phase == schedv1alpha1.PodMigrationSucceeded {
 			s.succeeded = append(s.succeeded, p.Namespace+"/"+p.Name)
 		}
 	}
 	s.values["soft-eviction annotations"] = float64(pods.annotated())
 	return s, nil
+}
+
+func phaseOr(phase string) string {
+	if phase == "" {
+		return "(none)"
+	}
+	return phase
 }
 
 func lastCycles(series []soakSample) int {
@@ -684,6 +766,8 @@ type soakSlope struct {
 	// fit covers.
 	per100, se, sd, mean, span float64
 	n                          int
+	// note qualifies a growing series' verdict (a metric series total whose open part is flat).
+	note string
 }
 
 // flat: the line's change over the run is within twice the series' noise around it.
@@ -697,6 +781,7 @@ func (s soakSlope) String() string {
 			verdict = "shrinks"
 		}
 		verdict += " (change over the run beyond 2 sd of the noise)"
+		verdict += s.note
 	}
 	return fmt.Sprintf("%+.3f per 100 cycles (±%.3f, 2 standard errors), mean %.2f, noise sd %.3f, change over %.0f cycles %+.3f: %s",
 		s.per100, 2*s.se, s.mean, s.sd, s.span, s.per100*s.span/100, verdict)
@@ -718,6 +803,18 @@ func soakSlopes(series []soakSample) []soakSlope {
 			xs[i], ys[i] = s.cycle, s.values[name]
 		}
 		out = append(out, linearFit(name, xs, ys))
+	}
+	// A binary's metric series total that grows while its open part is flat grows by new values
+	// of bounded labels only.
+	for i := range out {
+		if !strings.HasSuffix(out[i].name, " metric series") || out[i].flat() {
+			continue
+		}
+		for _, o := range out {
+			if o.name == out[i].name+" with open labels" && o.flat() {
+				out[i].note = ": only new values of bounded labels (its series with open labels are flat), not a leak"
+			}
+		}
 	}
 	return out
 }
@@ -780,6 +877,65 @@ func TestLinearFit(t *testing.T) {
 	}
 }
 
+// TestSoakSlopesBoundedGrowth: a metric series total that grows is said to grow by bounded labels
+// only when its open part is flat, and is a plain GROWS when the open part grows too.
+func TestSoakSlopesBoundedGrowth(t *testing.T) {
+	for _, openGrows := range []bool{false, true} {
+		var series []soakSample
+		for i := 0; i < 50; i++ {
+			noise := float64(i%2) - 0.5
+			open := 18 + noise
+			if openGrows {
+				open += float64(i)
+			}
+			series = append(series, soakSample{cycle: float64(i * 10), values: map[string]float64{
+				"accord-scheduler metric series": 2500 + float64(i)*5 + noise, "accord-scheduler metric series with open labels": open}})
+		}
+		for _, f := range soakSlopes(series) {
+			if f.name != "accord-scheduler metric series" {
+				continue
+			}
+			if f.flat() || (f.note != "") == openGrows || !strings.Contains(f.String(), "GROWS") {
+				t.Errorf("open labels grow %t: %s", openGrows, f)
+			}
+		}
+	}
+}
+
+// TestMetricFamilies: samples are grouped by family (a histogram's parts together) with their
+// label cardinalities; a family with a label outside soakBoundedLabels is open.
+func TestMetricFamilies(t *testing.T) {
+	m := samples{
+		`scheduler_plugin_execution_duration_seconds_bucket{extension_point="Filter",plugin="A",status="Success",le="0.1"} 3`,
+		`scheduler_plugin_execution_duration_seconds_bucket{extension_point="Filter",plugin="B",status="Success",le="0.1"} 3`,
+		`scheduler_plugin_execution_duration_seconds_sum{extension_point="Filter",plugin="A",status="Success"} 0.5`,
+		`accord_descheduler_pods_evicted_total{namespace="soak",node="n-1",plugin="P",profile="move",result="success"} 2`,
+		`leaky_total{pod="a-1",reason="x, \"quoted\""} 1`,
+		`leaky_total{pod="a-2",reason="y"} 1`,
+		`go_goroutines 12`,
+	}
+	f := m.families()
+	p := f["scheduler_plugin_execution_duration_seconds"]
+	if p.series != 3 || p.open || p.labels["plugin"] != 2 || p.labels["le"] != 1 || p.labels["status"] != 1 {
+		t.Errorf("histogram family %+v", p)
+	}
+	if e := f["accord_descheduler_pods_evicted_total"]; e.series != 1 || e.open || e.labels["node"] != 1 {
+		t.Errorf("evictions family %+v", e)
+	}
+	if l := f["leaky_total"]; l.series != 2 || !l.open || l.labels["pod"] != 2 || l.labels["reason"] != 2 {
+		t.Errorf("open family %+v", l)
+	}
+	if g := f["go_goroutines"]; g.series != 1 || g.open || len(g.labels) != 0 {
+		t.Errorf("unlabelled family %+v", g)
+	}
+	if n := openSeries(f); n != 2 {
+		t.Errorf("open series %d, want 2", n)
+	}
+	if _, l := splitSample(m[4]); len(l) != 2 || l[1] != [2]string{"reason", `x, "quoted"`} {
+		t.Errorf("labels of %s: %q", m[4], l)
+	}
+}
+
 // goroutines reads the total of the process's goroutine profile (/debug/pprof/goroutine?debug=1,
 // served with --profiling).
 func (s *metricsScraper) goroutines(ctx context.Context) (int, error) {
@@ -819,15 +975,125 @@ func (s samples) countByName() map[string]int {
 	return out
 }
 
-// seriesGrowth lists the metric names with more samples in to than in from, most added first.
-func seriesGrowth(from, to map[string]int) string {
+// metricFamily is one metric family of an exposition (a histogram's _bucket, _sum and _count
+// together): its series and, per label name, how many values it takes.
+type metricFamily struct {
+	series int
+	labels map[string]int
+	// open: a label whose name is not in soakBoundedLabels.
+	open bool
+}
+
+// soakBoundedLabels are the label names whose values come from sets the soak's cluster and the
+// binaries' configuration bound: buckets and quantiles (fixed per family); plugins, extension
+// points, profiles, statuses, results, reasons, verdicts, phases, kinds, events and queueing hints
+// (the configuration and the code); the apiserver's host, verbs, methods, codes and resources;
+// work queue names; the nodes and namespaces of the cluster (accord_descheduler_pods_evicted_total
+// has one series per node a pod was evicted from, the upstream descheduler's shape). New values
+// of these are new members of a bounded set, not a leak; a series with any other label name is
+// "open" and counted in the "metric series with open labels" series, whose growth is not explained
+// by a bound.
+var soakBoundedLabels = map[string]bool{
+	"le": true, "quantile": true,
+	"plugin": true, "extension_point": true, "profile": true, "status": true, "result": true, "reason": true, "verdict": true,
+	"phase": true, "kind": true, "event": true, "hint": true, "operation": true, "queue": true, "type": true, "attempts": true,
+	"host": true, "verb": true, "method": true, "code": true, "resource": true, "group": true, "version": true, "scope": true,
+	"name": true, "stage": true, "deprecated_version": true, "stability_level": true,
+	"node": true, "namespace": true,
+}
+
+// families groups the samples by family, with the distinct values of each label.
+func (s samples) families() map[string]metricFamily {
+	values := map[string]map[string]map[string]bool{}
+	out := map[string]metricFamily{}
+	for _, line := range s {
+		name, labels := splitSample(line)
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			name = strings.TrimSuffix(name, suffix)
+		}
+		f := out[name]
+		f.series++
+		if values[name] == nil {
+			values[name] = map[string]map[string]bool{}
+		}
+		for _, l := range labels {
+			if values[name][l[0]] == nil {
+				values[name][l[0]] = map[string]bool{}
+			}
+			values[name][l[0]][l[1]] = true
+			if !soakBoundedLabels[l[0]] {
+				f.open = true
+			}
+		}
+		out[name] = f
+	}
+	for name, f := range out {
+		f.labels = map[string]int{}
+		for l, vs := range values[name] {
+			f.labels[l] = len(vs)
+		}
+		out[name] = f
+	}
+	return out
+}
+
+// splitSample returns a sample line's metric name and its labels (name, value).
+func splitSample(line string) (string, [][2]string) {
+	i := strings.IndexAny(line, "{ ")
+	if i <= 0 {
+		return line, nil
+	}
+	name := line[:i]
+	if line[i] != '{' {
+		return name, nil
+	}
+	var labels [][2]string
+	rest := line[i+1:]
+	for {
+		rest = strings.TrimLeft(rest, ", ")
+		eq := strings.IndexByte(rest, '=')
+		if rest == "" || rest[0] == '}' || eq < 0 || eq+1 >= len(rest) || rest[eq+1] != '"' {
+			return name, labels
+		}
+		key := rest[:eq]
+		rest = rest[eq+2:]
+		var v strings.Builder
+		j := 0
+		for ; j < len(rest) && rest[j] != '"'; j++ {
+			if rest[j] == '\\' && j+1 < len(rest) {
+				j++
+			}
+			v.WriteByte(rest[j])
+		}
+		labels = append(labels, [2]string{key, v.String()})
+		if j >= len(rest) {
+			return name, labels
+		}
+		rest = rest[j+1:]
+	}
+}
+
+// openSeries counts the series of the families with a label outside soakBoundedLabels.
+func openSeries(fams map[string]metricFamily) int {
+	n := 0
+	for _, f := range fams {
+		if f.open {
+			n += f.series
+		}
+	}
+	return n
+}
+
+// familyGrowth lists the families with more series in to than in from, most added first, each with
+// its label cardinalities at the end and whether its labels are all bounded.
+func familyGrowth(from, to map[string]metricFamily) string {
 	type grown struct {
 		name string
 		n    int
 	}
 	var g []grown
-	for name, n := range to {
-		if d := n - from[name]; d > 0 {
+	for name, f := range to {
+		if d := f.series - from[name].series; d > 0 {
 			g = append(g, grown{name, d})
 		}
 	}
@@ -838,13 +1104,73 @@ func seriesGrowth(from, to map[string]int) string {
 	var b strings.Builder
 	for i, x := range g {
 		if i == 12 {
-			fmt.Fprintf(&b, ", and %d more", len(g)-i)
+			fmt.Fprintf(&b, "; and %d more", len(g)-i)
 			break
 		}
 		if i > 0 {
-			b.WriteString(", ")
+			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "%s +%d", x.name, x.n)
+		f := to[x.name]
+		var ls []string
+		for l, n := range f.labels {
+			ls = append(ls, fmt.Sprintf("%s %d", l, n))
+		}
+		sort.Strings(ls)
+		kind := "bounded labels"
+		if f.open {
+			kind = "OPEN labels"
+		}
+		fmt.Fprintf(&b, "%s +%d to %d (%s: %s)", x.name, x.n, f.series, kind, strings.Join(ls, ", "))
 	}
 	return b.String()
+}
+
+// takeHeapProfiles saves each binary's heap profile, after a garbage collection, to
+// dir/<binary>-<tag>.heap.
+func takeHeapProfiles(ctx context.Context, ports map[string]int, dir, tag string) error {
+	for name, port := range ports {
+		if err := fetchProfile(ctx, port, "heap?gc=1", dir, name+"-"+tag+".heap"); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// logHeapGrowth logs the binary's heap in use at both profiles and the top of their difference
+// (go tool pprof -diff_base), one line each.
+func logHeapGrowth(t *testing.T, ctx context.Context, dir, name string, from float64, to int) {
+	t.Helper()
+	base, end := filepath.Join(dir, name+"-warm.heap"), filepath.Join(dir, name+"-end.heap")
+	pprof := func(args ...string) ([]string, error) {
+		out, err := exec.CommandContext(ctx, "go", append([]string{"tool", "pprof", "-sample_index=inuse_space", "-top"}, args...)...).Output()
+		if err != nil {
+			return nil, fmt.Errorf("go tool pprof %s: %w", strings.Join(args, " "), err)
+		}
+		return strings.Split(strings.TrimSpace(string(out)), "\n"), nil
+	}
+	total := func(file string) string {
+		lines, err := pprof("-nodecount=1", file)
+		if err != nil {
+			return err.Error()
+		}
+		for _, l := range lines {
+			if i := strings.Index(l, " of "); i >= 0 && strings.HasPrefix(l, "Showing nodes") {
+				return strings.TrimSuffix(l[i+4:], " total")
+			}
+		}
+		return "?"
+	}
+	t.Logf("%s heap in use (after a GC): %s at cycle %.0f, %s at cycle %d; the top of the difference (go tool pprof -diff_base, profiles in %s):",
+		name, total(base), from, total(end), to, dir)
+	lines, err := pprof("-nodecount=15", "-diff_base="+base, end)
+	if err != nil {
+		t.Logf("%s heap difference: %v", name, err)
+		return
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "File:") || strings.HasPrefix(l, "Type:") || strings.HasPrefix(l, "Time:") || strings.HasPrefix(l, "Duration:") {
+			continue
+		}
+		t.Logf("%s heap growth: %s", name, l)
+	}
 }

@@ -200,8 +200,17 @@ func (p *Plugin) reconcile(ctx context.Context, key string) error {
 		res = p.start(ctx, pm)
 	}
 	if res.status != nil {
-		if _, err := p.writeStatus(ctx, pm, res); err != nil {
+		written, err := p.writeStatus(ctx, pm, res)
+		if err != nil {
 			return err
+		}
+		// The status write does not queue the migration again (the handler ignores status-only
+		// updates): a migration that just finished is looked at again when its TTL ends, or it
+		// would stay until the next restart.
+		if written.Status.Phase.Finished() {
+			p.held.Forget(key)
+			p.forget(pm.UID)
+			return p.expire(ctx, written)
 		}
 	}
 	if res.after > 0 {

@@ -365,3 +365,41 @@ func TestEvictDirectly(t *testing.T) {
 		t.Errorf("evictions %+v, want one with NoReservation", ev.evicted)
 	}
 }
+
+// TestFinishedMigrationIsDeletedAfterItsTTL: the reconcile that finishes a migration schedules its
+// deletion (its own status write queues nothing): with ttlSecondsAfterFinished 0 it is deleted at
+// once, with 1 it comes back to the queue a second later, whatever the outcome (Succeeded, Failed).
+func TestFinishedMigrationIsDeletedAfterItsTTL(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode schedv1alpha1.PodMigrationMode
+		ev   *evictor
+	}{
+		{"succeeded", schedv1alpha1.PodMigrationEvictDirectly, &evictor{admit: true}},
+		{"failed", "", &evictor{explain: framework.PreEvictionExplanation{BlockedBy: "SchedulerSimulation", Message: "infeasible"}}},
+	} {
+		t.Run(tc.name+"/ttl 0", func(t *testing.T) {
+			pm := migration("")
+			pm.Spec.Mode, pm.Spec.TTLSecondsAfterFinished = tc.mode, ptr.To[int32](0)
+			p, accord := setup(t, testPod(), tc.ev, pm)
+			if err := p.reconcile(context.Background(), "ns/m"); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := accord.SchedulingV1alpha1().PodMigrations("ns").Get(context.Background(), "m", metav1.GetOptions{}); err == nil {
+				t.Fatalf("migration %s/%s still there after it finished with ttlSecondsAfterFinished 0", got.Status.Phase, got.Status.Reason)
+			}
+		})
+		t.Run(tc.name+"/ttl 1", func(t *testing.T) {
+			pm := migration("")
+			pm.Spec.Mode, pm.Spec.TTLSecondsAfterFinished = tc.mode, ptr.To[int32](1)
+			p, accord := setup(t, testPod(), tc.ev, pm)
+			got := reconcile(t, p, accord, pm)
+			if !got.Status.Phase.Finished() || got.Status.CompletionTime == nil {
+				t.Fatalf("status %+v, want finished with a completion time", got.Status)
+			}
+			if err := waitFor(func() bool { return p.queue.Len() == 1 }); err != nil {
+				t.Fatalf("the finished migration was not queued again for its TTL: %v", err)
+			}
+		})
+	}
+}
