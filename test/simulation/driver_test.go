@@ -91,15 +91,19 @@ func (c Config) String() string {
 		}
 		ws = append(ws, s)
 	}
-	return fmt.Sprintf("zone=%s start=%s window=%v eventOnly=%t soft=%t background=%t perNode=%d maxMigrating=%d schedulerSimulation=%t singleReplica=%t reservationFirst=%t nodes=%d workloads=[%s]",
+	s := fmt.Sprintf("zone=%s start=%s window=%v eventOnly=%t soft=%t background=%t perNode=%d maxMigrating=%d schedulerSimulation=%t singleReplica=%t reservationFirst=%t nodes=%d workloads=[%s]",
 		c.Zone, c.Start.Format(time.RFC3339), c.Window, c.EventOnly, c.Soft, c.Background, c.PerNode, c.MaxMigrating,
 		c.SchedulerSimulation, c.SingleReplica, c.ReservationFirst, c.Nodes, strings.Join(ws, " "))
+	if c.Metrics != nil {
+		s += " " + c.Metrics.String()
+	}
+	return s
 }
 
 // do runs one action, lets the cluster settle and checks the invariants.
 func (w *world) do(a Action) error {
 	desc := a.String()
-	if (a.Kind == "cr" || a.Kind == "deleteNode" || a.Kind == "taint") && len(w.nodes) > 0 {
+	if (a.Kind == "cr" || a.Kind == "deleteNode" || a.Kind == "taint" || a.Kind == "hot" || a.Kind == "cool") && len(w.nodes) > 0 {
 		// The node the index names now.
 		desc = strings.Replace(desc, fmt.Sprintf("node%d", a.I), w.nodes[a.I%len(w.nodes)], 1)
 	}
@@ -273,6 +277,8 @@ func (w *world) do(a Action) error {
 		if err := w.startDescheduler(); err != nil {
 			return err
 		}
+	case "hot", "cool", "reporter":
+		w.doMetrics(a)
 	default:
 		return fmt.Errorf("unknown action %q", a.Kind)
 	}

@@ -113,12 +113,16 @@ func drawConfig(t *rapid.T) Config {
 			Namespace: rapid.SampledFrom([]string{"ns-a", "ns-b"}).Draw(t, "namespace"),
 		})
 	}
+	// NodeMetrics and LowNodeLoad (metrics_test.go), not with reservation-first.
+	if !c.ReservationFirst {
+		c.Metrics = drawMetrics(t, len(c.Workloads))
+	}
 	return c
 }
 
 // kinds weighs the actions: the clock moves in about a third of the steps.
 var kinds = []string{"advance", "advance", "advance", "advance", "advance", "cr", "cr", "cr", "cr", "burst", "deletePod",
-	"addNode", "deleteNode", "taint", "answers", "restart", "leader", "migrate"}
+	"addNode", "deleteNode", "taint", "answers", "restart", "leader", "migrate", "hot", "cool", "reporter"}
 
 func actionGen() *rapid.Generator[Action] {
 	return rapid.Custom(func(t *rapid.T) Action {
@@ -149,6 +153,8 @@ func actionGen() *rapid.Generator[Action] {
 		case "answers":
 			a.I = rapid.IntRange(0, 3).Draw(t, "workload")
 			a.Answers = rapid.SliceOfN(rapid.SampledFrom([]string{"accept", "429", "500", "timeout"}), 1, 4).Draw(t, "answers")
+		case "hot", "cool", "reporter":
+			a = drawMetricAction(t, a)
 		}
 		return a
 	})
@@ -172,11 +178,12 @@ func TestSimulation(t *testing.T) {
 }
 
 // TestSeedReproducesTrace: the same draws give the same run, step by step, twice over (the fake
-// clock and the sorted per-step events make a run independent of the machine's scheduling). Seed 3
+// clock and the sorted per-step events make a run independent of the machine's scheduling). Seed 6
 // runs reservation-first (accord-scheduler's placer and collector beside the descheduler), with
-// restarts and leader changes among its actions.
+// restarts and leader changes among its actions; seed 4 with NodeMetric reports and LowNodeLoad,
+// a hot node and each reporter fault.
 func TestSeedReproducesTrace(t *testing.T) {
-	for _, seed := range []uint64{1, 2, 3} {
+	for _, seed := range []uint64{1, 2, 4, 6} {
 		data := make([]byte, 4096)
 		r := rand.New(rand.NewPCG(seed, 35))
 		for i := range data {
@@ -185,10 +192,15 @@ func TestSeedReproducesTrace(t *testing.T) {
 		rapid.MakeFuzz(func(rt *rapid.T) {
 			cfg := drawConfig(rt)
 			actions := rapid.SliceOfN(actionGen(), 20, 20).Draw(rt, "actions")
-			if seed == 3 {
-				cfg.Soft, cfg.ReservationFirst = false, true
+			if seed == 6 {
+				cfg.Soft, cfg.ReservationFirst, cfg.Metrics = false, true, nil
 				actions = append(actions, Action{Kind: "cr", I: 0}, Action{Kind: "leader", B: true}, Action{Kind: "cr", I: 1},
 					Action{Kind: "restart"}, Action{Kind: "leader"}, Action{Kind: "advance", D: 30 * time.Minute})
+			}
+			if seed == 4 {
+				cfg.ReservationFirst, cfg.EventOnly, cfg.Window = false, false, nil
+				cfg.Metrics = &Metrics{Consecutive: 1, PodCPU: []int64{400, 800, 200, 50}, Hot: -1}
+				actions = append(metricFaults(), actions...)
 			}
 			first, second := Run(t, cfg, actions), Run(t, cfg, actions)
 			if len(first.Trace) < 20 {

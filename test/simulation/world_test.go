@@ -118,6 +118,8 @@ type Config struct {
 	ReservationFirst bool
 	Nodes            int
 	Workloads        []Workload
+	// Metrics, when set, runs accord-metrics-reporter and a LowNodeLoad profile (metrics_test.go).
+	Metrics *Metrics
 }
 
 // Action is one step of a run.
@@ -153,6 +155,8 @@ func (a Action) String() string {
 			mode = "EvictDirectly"
 		}
 		return fmt.Sprintf("migrate w%d #%d %s", a.I, a.N, mode)
+	case "hot", "cool", "reporter":
+		return metricActionString(a)
 	case "leader":
 		if a.B {
 			return "leader change: scheduler"
@@ -238,6 +242,8 @@ type world struct {
 	invariantChecks                        int
 	// fitSince: per soft-annotated pod, since when it no longer violates (checkSoftCleared).
 	fitSince map[types.UID]time.Time
+	// m: NodeMetric reports and the LowNodeLoad oracle (metrics_test.go); nil without Metrics.
+	m *metricsWorld
 }
 
 type crChange struct {
@@ -460,6 +466,9 @@ func (w *world) setup() error {
 		w.replicas[workloadName(i)] = spec.Replicas
 	}
 	w.installReactors()
+	if err := w.setupMetrics(); err != nil {
+		return err
+	}
 	if err := w.startScheduler(); err != nil {
 		return err
 	}
@@ -1021,7 +1030,8 @@ func (w *world) reconcile() {
 		q := p.DeepCopy()
 		q.Spec.NodeName = pred.Node
 		q.Status.Phase = corev1.PodRunning
-		q.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		q.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(time.Now())}}
 		if err := w.kc.Tracker().Update(podsGVR, q, q.Namespace); err != nil {
 			panic(err)
 		}
@@ -1031,6 +1041,7 @@ func (w *world) reconcile() {
 	w.mu.Lock()
 	w.resolveLocked(w.pods())
 	w.mu.Unlock()
+	w.metricsTick()
 }
 
 func (w *world) remove(p *corev1.Pod) {
@@ -1091,6 +1102,7 @@ func (w *world) policy() string {
 	if w.cfg.ReservationFirst {
 		b.WriteString("    evict: {enabled: [ReservationFirst]}\n")
 	}
+	b.WriteString(w.loadProfile())
 	return b.String()
 }
 
@@ -1104,13 +1116,18 @@ func (w *world) startDescheduler() error {
 	if errs := policy.Validate(p, reg, plugins.NewInTreeArgs()); len(errs) > 0 {
 		return fmt.Errorf("policy: %v", errs.ToAggregate())
 	}
+	if w.m != nil {
+		if p, reg, err = w.policyFollowingScheduler(); err != nil {
+			return fmt.Errorf("policy with --scheduler-config-file: %w\n%s", err, w.policy())
+		}
+	}
 	ctx, cancel := context.WithCancel(klog.NewContext(w.ctx, klog.Background()))
 	guard := informertransform.NewGuard(informertransform.NewPodSharer().Transform)
 	f := informers.NewSharedInformerFactoryWithOptions(w.kc, 0, informers.WithTransform(guard.Transform))
 	af := accordinformers.NewSharedInformerFactory(w.ac, 0)
 	d, err := fwruntime.New(ctx, p, fwruntime.Options{
 		Client: w.kc, InformerFactory: f, AccordInformerFactory: af, AccordClient: w.ac, Registry: reg,
-		Metrics: metrics.New(), Now: w.now, EvictionsInBackground: w.cfg.Background,
+		Metrics: metrics.New(), Now: w.now, EvictionsInBackground: w.cfg.Background, Observer: w.observeEviction,
 	})
 	if err != nil {
 		cancel()
@@ -1154,12 +1171,14 @@ func (w *world) startDescheduler() error {
 				}
 			}()
 			newWindow()
+			w.onCycle()
 			d.RunCycle(ctx)
 			<-ctx.Done()
 			return
 		}
 		for {
 			newWindow()
+			w.onCycle()
 			d.RunCycle(ctx)
 			select {
 			case <-ctx.Done():
