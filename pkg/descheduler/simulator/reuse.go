@@ -247,12 +247,12 @@ func workloadSpecKey(pod *corev1.Pod) (string, error) {
 }
 
 // bases returns the workload's bases for the profile, computing the missing ones over the snapshot
-// as it is (the candidate still on its node). nil: no reuse for this candidate.
+// as it is (the candidate still on its node). nil: no reuse for this candidate. The caller leaves a
+// terminating candidate out: PodTopologySpread does not count a terminating pod, so removing one
+// from a base would count it out twice.
 func (r *reuseCache) bases(ctx context.Context, profile string, candidate *corev1.Pod, allNodes []fwk.NodeInfo) *workloadState {
 	wrappers := r.wrappers[profile]
-	if len(wrappers) == 0 || candidate.DeletionTimestamp != nil {
-		// PodTopologySpread does not count a terminating pod: removing one from a base would
-		// count it out twice.
+	if len(wrappers) == 0 {
 		return nil
 	}
 	spec, err := workloadSpecKey(candidate)

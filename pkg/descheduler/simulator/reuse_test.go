@@ -98,7 +98,7 @@ func cmpOr[T any](v, def *T) *T {
 // equals, field by field (feasibility, node, scores, counts, reason), a fresh simulation's by a
 // simulator without the reuse fed the same events.
 func TestPreFilterReuseEquivalence(t *testing.T) {
-	for seed := uint64(1); seed <= 6; seed++ {
+	for seed := uint64(1); seed <= 10; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 38))
 			reuse := newTestEnv(t, envOptions{quiet: true})

@@ -439,7 +439,7 @@ func (s *Simulator) predict(ctx context.Context, pod *corev1.Pod) (Prediction, e
 	}
 	// The workload's shared PreFilter bases, computed (when missing) with the pod still on its node.
 	var shared *workloadState
-	if s.reuse != nil && s.inCycle {
+	if s.reuse != nil && s.inCycle && pod.DeletionTimestamp == nil {
 		shared = s.reuse.bases(ctx, profile, candidate, allNodes)
 	}
 	// Take the pod off its node for the simulation; put the node back as it was afterwards.
