@@ -43,8 +43,9 @@ import (
 // base's status instead of computing; everything else is forwarded to the plugin.
 
 // reuseMaxWorkloads bounds the bases kept in one cycle (a PodTopologySpread base over hostnames holds
-// a count per node). Beyond it, a new workload's candidates are simulated without reuse.
-const reuseMaxWorkloads = 1024
+// a count per node: at 5000 nodes about 200 KiB). Beyond it, a new workload's candidates are
+// simulated without reuse (a capped cycle has tens of candidates).
+const reuseMaxWorkloads = 256
 
 // extensionMethods are the exported methods a wrapped plugin may have besides sharedPreFilter's
 // own: those its PreFilterExtensions and ScoreExtensions (the plugin itself) provide.

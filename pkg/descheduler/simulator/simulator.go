@@ -33,7 +33,7 @@
 //     neither plugin reads custom resources: they change no base. (The other plugins, Accord's
 //     included, still run their PreFilter per candidate and see them as before.)
 //   - A terminating candidate (PodTopologySpread does not count it) and a workload beyond the
-//     1024 kept per cycle are simulated without sharing; so is a PodTopologySpread configured with
+//     256 kept per cycle are simulated without sharing; so is a PodTopologySpread configured with
 //     hard default constraints (built from Service, ReplicaSet... listers the bases do not follow).
 //
 // TestPreFilterReuseEquivalence checks, on random clusters with moves admitted, that every
