@@ -131,9 +131,10 @@ func heterogeneousEnv(b *testing.B, noReuse bool) (*testEnv, [][]*corev1.Pod) {
 // candidate that moves admitted; ns/candidate is the mean time per prediction. fresh runs every
 // PreFilter plugin per candidate; reuse shares InterPodAffinity's and PodTopologySpread's.
 //
-// One run (-benchtime=2x, 2 cores at load average 28-32 from other jobs, so wall times are about
-// ten times the CPU ones; read the ratios): reuse/fresh per candidate 0.26x with 10 candidates per
-// workload, 0.48x with 3, 0.75x with 1 (where nothing can be shared: the load's noise).
+// Two runs (-benchtime=2x, 2 cores shared with other jobs at load average 15-32, so wall times are
+// several times the CPU ones; read the ratios): reuse/fresh per candidate 0.26x and 0.20x with 10
+// candidates per workload, 0.48x with 3 (first run only), 0.75x and 1.28x with 1, where nothing can
+// be shared (the load's noise).
 func BenchmarkPredictCycle(b *testing.B) {
 	for _, perWorkload := range []int{10, 3, 1} {
 		for _, mode := range []string{"fresh", "reuse"} {
