@@ -29,8 +29,9 @@ type testEnv struct {
 	ctx context.Context
 	sim *Simulator
 	h   *handlers
-	// factory is the informer factory the simulator's cache is fed from.
+	// factory is the informer factory the simulator's cache is fed from, client its clientset.
 	factory informers.SharedInformerFactory
+	client  *fake.Clientset
 }
 
 type envOptions struct {
@@ -43,6 +44,8 @@ type envOptions struct {
 	quiet bool
 	// transform is the informer factory's transform (nil: none).
 	transform func(any) (any, error)
+	// noReuse turns the PreFilter reuse off (Options.NoPreFilterReuse).
+	noReuse bool
 }
 
 func newTestEnv(t testing.TB, o envOptions, objs ...any) *testEnv {
@@ -62,6 +65,8 @@ func newTestEnv(t testing.TB, o envOptions, objs ...any) *testEnv {
 			_, err = client.CoreV1().Nodes().Create(ctx, o, metav1.CreateOptions{})
 		case *corev1.Pod:
 			_, err = client.CoreV1().Pods(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.Namespace:
+			_, err = client.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
 		default:
 			err = fmt.Errorf("unexpected %T", obj)
 		}
@@ -70,7 +75,7 @@ func newTestEnv(t testing.TB, o envOptions, objs ...any) *testEnv {
 		}
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(o.transform))
-	opts := Options{Config: o.config, Client: client, InformerFactory: factory, Parallelism: o.parallelism}
+	opts := Options{Config: o.config, Client: client, InformerFactory: factory, Parallelism: o.parallelism, NoPreFilterReuse: o.noReuse}
 	var accordFactory accordinformers.SharedInformerFactory
 	if o.accord != nil {
 		accordClient := accordfake.NewSimpleClientset(o.accord...)
@@ -93,7 +98,7 @@ func newTestEnv(t testing.TB, o envOptions, objs ...any) *testEnv {
 			accordFactory.Shutdown()
 		}
 	})
-	return &testEnv{t: t, ctx: ctx, sim: sim, h: &handlers{s: sim, logger: logger}, factory: factory}
+	return &testEnv{t: t, ctx: ctx, sim: sim, h: &handlers{s: sim, logger: logger}, factory: factory, client: client}
 }
 
 func (e *testEnv) predict(pod *corev1.Pod) Prediction {

@@ -13,12 +13,38 @@
 // predictions of the same cycle never count on the room it takes. EndCycle (or the next BeginCycle)
 // reverts those moves from an undo log, so the snapshot again equals the cache exactly and the next
 // incremental update stays correct.
+//
+// Within a cycle the candidates of one workload share InterPodAffinity's and PodTopologySpread's
+// PreFilter state, the two PreFilters that walk the whole cluster (reuse.go). A workload is what
+// those plugins read of a pod: profile, namespace, labels, affinity, topology spread constraints,
+// node selector and tolerations (any two pods equal in these share, whatever their owner). Its
+// state (the "base") is computed once over the snapshot as it is; each candidate gets a clone from
+// which the plugins' own PreFilterExtensions.RemovePod took the candidate out, as kube-scheduler's
+// preemption takes out victims; every other PreFilter plugin runs per candidate. When the bases are
+// dropped or updated:
+//   - BeginCycle and EndCycle drop them all, and so does a Namespace event (InterPodAffinity reads
+//     namespaces' labels); outside a cycle nothing is shared.
+//   - Admit moves a pod: InterPodAffinity's bases follow it with RemovePod and AddPod (exact);
+//     its Skip bases are dropped when the moved pod's required anti-affinity matches the workload.
+//     PodTopologySpread's AddPod only approximates the minimum it keeps, so its bases that the moved
+//     pod counts in (same namespace, labels matching a constraint's selector) are dropped; the
+//     others do not change.
+//   - Pod, node and custom-resource events during a cycle reach the cache, not the snapshot, and
+//     neither plugin reads custom resources: they change no base. (The other plugins, Accord's
+//     included, still run their PreFilter per candidate and see them as before.)
+//   - A terminating candidate (PodTopologySpread does not count it) and a workload beyond the
+//     256 kept per cycle are simulated without sharing; so is a PodTopologySpread configured with
+//     hard default constraints (built from Service, ReplicaSet... listers the bases do not follow).
+//
+// TestPreFilterReuseEquivalence checks, on random clusters with moves admitted, that every
+// prediction equals a fresh simulation's (Options.NoPreFilterReuse).
 package simulator
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -38,6 +64,7 @@ import (
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 
@@ -86,6 +113,10 @@ type Options struct {
 	Parallelism int
 	// SyncTimeout defaults to DefaultSyncTimeout.
 	SyncTimeout time.Duration
+	// NoPreFilterReuse turns off the sharing of InterPodAffinity's and PodTopologySpread's
+	// PreFilter state between the candidates of one workload within a cycle (reuse.go): every
+	// candidate then runs every PreFilter plugin over the whole snapshot.
+	NoPreFilterReuse bool
 }
 
 // Prediction is where the scheduler would place a pod evicted now.
@@ -121,7 +152,10 @@ type Simulator struct {
 	cache      internalcache.Cache
 	frameworks map[string]framework.Framework
 	// crs feeds the Accord plugins' NodeIndex; nil without Options.AccordInformerFactory.
-	crs         *crcache.Cache
+	crs *crcache.Cache
+	// reuse shares PreFilter state between the candidates of a workload; nil with
+	// Options.NoPreFilterReuse.
+	reuse       *reuseCache
 	fallback    string
 	percentage  int32
 	syncTimeout time.Duration
@@ -133,8 +167,10 @@ type Simulator struct {
 	// events counts cache updates from informer events (for tests and benchmarks).
 	events atomic.Int64
 
-	mu        sync.Mutex
-	snapshot  *internalcache.Snapshot
+	mu       sync.Mutex
+	snapshot *internalcache.Snapshot
+	// lister is what the frameworks read the snapshot through.
+	lister    *snapshotLister
 	synced    bool
 	inCycle   bool
 	nextStart int
@@ -195,21 +231,29 @@ func New(ctx context.Context, opts Options) (*Simulator, error) {
 		saved:       map[string]framework.NodeInfo{},
 		admitted:    sets.New[string](),
 	}
+	s.lister = &snapshotLister{snapshot: s.snapshot}
 	if cfg.PercentageOfNodesToScore != nil {
 		s.percentage = *cfg.PercentageOfNodesToScore
 	}
 	if s.syncTimeout <= 0 {
 		s.syncTimeout = DefaultSyncTimeout
 	}
+	wrapped := map[fwk.Handle][]*sharedPreFilter{}
+	if !opts.NoPreFilterReuse {
+		wrapReusable(reg, klog.FromContext(ctx), func(h fwk.Handle, w *sharedPreFilter) { wrapped[h] = append(wrapped[h], w) })
+	}
 	if s.frameworks, err = frameworks.Build(ctx, frameworks.Options{
 		Profiles: profiles, ComponentConfigVersion: cfg.APIVersion, Registry: reg,
 		Client: opts.Client, KubeConfig: opts.KubeConfig, InformerFactory: opts.InformerFactory,
-		Snapshot: s.snapshot, Parallelism: parallelism, LogKey: "simulatedProfile",
+		Snapshot: s.lister, Parallelism: parallelism, LogKey: "simulatedProfile",
 	}); err != nil {
 		return nil, err
 	}
 	if s.fallback != "" && s.frameworks[s.fallback] == nil {
 		return nil, fmt.Errorf("fallback profile %q is not a profile of the scheduler configuration", s.fallback)
+	}
+	if err := s.setUpReuse(opts.InformerFactory, wrapped); err != nil {
+		return nil, err
 	}
 	s.factories = append(s.factories, opts.InformerFactory)
 	if opts.AccordInformerFactory != nil {
@@ -319,6 +363,11 @@ func (s *Simulator) revert(logger klog.Logger) {
 	s.assumed = s.assumed[:0]
 	clear(s.saved)
 	s.admitted.Clear()
+	s.lister.reset()
+	if s.reuse != nil && len(s.reuse.workloads) > 0 {
+		logger.V(4).Info("PreFilter state shared between the candidates of a workload", "workloads", len(s.reuse.workloads), "basesComputedTotal", s.reuse.computed, "statesSharedTotal", s.reuse.reused)
+	}
+	s.reuse.clear()
 }
 
 // nodeInfo returns the snapshot's NodeInfo of a node, nil when there is none.
@@ -383,24 +432,37 @@ func (s *Simulator) predict(ctx context.Context, pod *corev1.Pod) (Prediction, e
 		pred.Reason = fmt.Sprintf("no scheduler profile %q is simulated", profile)
 		return pred, nil
 	}
-	// Take the pod off its node for the simulation; put the node back as it was afterwards.
-	if ni := s.nodeInfo(pod.Spec.NodeName); ni != nil {
-		saved := *ni
-		*ni = *ni.SnapshotConcrete()
-		if err := ni.RemovePod(logger, pod); err != nil {
-			logger.V(4).Info("Pod not in the scheduler snapshot of its node", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "err", err)
-		}
-		defer func() { *ni = saved }()
-	}
 	candidate := replacementOf(pod)
-
-	state := framework.NewCycleState()
 	allNodes, err := s.snapshot.List()
 	if err != nil {
 		return pred, err
 	}
+	// The workload's shared PreFilter bases, computed (when missing) with the pod still on its node.
+	var shared *workloadState
+	if s.reuse != nil && s.inCycle && pod.DeletionTimestamp == nil {
+		shared = s.reuse.bases(ctx, profile, candidate, allNodes)
+	}
+	// Take the pod off its node for the simulation; put the node back as it was afterwards.
+	ni := s.nodeInfo(pod.Spec.NodeName)
+	var removed fwk.PodInfo
+	if ni != nil {
+		saved := *ni
+		*ni = *ni.SnapshotConcrete()
+		removed = podInfoOf(ni, pod)
+		if err := ni.RemovePod(logger, pod); err != nil {
+			removed = nil
+			logger.V(4).Info("Pod not in the scheduler snapshot of its node", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "err", err)
+		}
+		defer func() { *ni = saved }()
+	}
+	preCtx := ctx
+	if shared != nil {
+		preCtx = context.WithValue(ctx, preparedKey{}, s.reuse.prepare(ctx, profile, shared, removed, ni))
+	}
+
+	state := framework.NewCycleState()
 	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
-	preRes, status, unschedulable := fw.RunPreFilterPlugins(ctx, state, candidate)
+	preRes, status, unschedulable := fw.RunPreFilterPlugins(preCtx, state, candidate)
 	diagnosis.UnschedulablePlugins = unschedulable
 	if !status.IsSuccess() {
 		if !status.IsRejected() {
@@ -628,9 +690,13 @@ func (s *Simulator) Admit(ctx context.Context, pod *corev1.Pod, node string) err
 		return fmt.Errorf("simulator: node %q is not in the snapshot", node)
 	}
 	logger := klog.FromContext(ctx)
-	if origin := s.modify(pod.Spec.NodeName); origin != nil {
+	var removed fwk.PodInfo
+	origin := s.modify(pod.Spec.NodeName)
+	if origin != nil {
 		gen := origin.Generation
+		removed = podInfoOf(origin, pod)
 		if err := origin.RemovePod(logger, pod); err != nil {
+			removed = nil
 			logger.V(4).Info("Pod not in the scheduler snapshot of its node", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "err", err)
 		}
 		origin.Generation = gen
@@ -646,5 +712,68 @@ func (s *Simulator) Admit(ctx context.Context, pod *corev1.Pod, node string) err
 	}
 	s.assumed = append(s.assumed, moved)
 	s.admitted.Insert(string(pod.UID))
+	if err := s.lister.assumed(moved, target); err != nil {
+		return err
+	}
+	if s.reuse != nil {
+		var from fwk.NodeInfo
+		if origin != nil {
+			from = origin
+		}
+		s.reuse.admit(ctx, removed, from, pi, target)
+	}
 	return nil
+}
+
+// podInfoOf is the snapshot's PodInfo of pod on ni (matched by UID, as NodeInfo.RemovePod matches),
+// nil when ni does not hold it: the version the snapshot counts, which may be older than pod.
+func podInfoOf(ni *framework.NodeInfo, pod *corev1.Pod) fwk.PodInfo {
+	for _, p := range ni.Pods {
+		if p.GetPod().UID == pod.UID {
+			return p
+		}
+	}
+	return nil
+}
+
+// setUpReuse keeps the wrappers each profile's framework was built with and, when InterPodAffinity
+// is among them, drops the cycle's bases on Namespace events (the plugin reads namespaces' labels
+// through its lister when it computes a base).
+func (s *Simulator) setUpReuse(factory informers.SharedInformerFactory, wrapped map[fwk.Handle][]*sharedPreFilter) error {
+	r := &reuseCache{wrappers: map[string][]*sharedPreFilter{}, workloads: map[workloadKey]*workloadState{}}
+	namespaces := false
+	for name, fw := range s.frameworks {
+		// Only the wrappers the profile runs at PreFilter (a plugin enabled for Score alone is
+		// wrapped too, but its PreFilter state would never be read).
+		var atPreFilter []*sharedPreFilter
+		for _, w := range wrapped[fw] {
+			if slices.ContainsFunc(fw.ListPlugins().PreFilter.Enabled, func(p schedconfig.Plugin) bool { return p.Name == w.Name() }) {
+				atPreFilter = append(atPreFilter, w)
+				namespaces = namespaces || w.Name() == names.InterPodAffinity
+			}
+		}
+		if len(atPreFilter) > 0 {
+			r.wrappers[name] = atPreFilter
+		}
+	}
+	if len(r.wrappers) == 0 {
+		return nil
+	}
+	s.reuse = r
+	if !namespaces {
+		return nil
+	}
+	r.namespaces = factory.Core().V1().Namespaces().Lister()
+	bump := func(any) { r.epoch.Add(1) }
+	_, err := factory.Core().V1().Namespaces().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: bump, DeleteFunc: bump,
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*corev1.Namespace)
+			n, ok2 := newObj.(*corev1.Namespace)
+			if !ok1 || !ok2 || !maps.Equal(o.Labels, n.Labels) {
+				r.epoch.Add(1)
+			}
+		},
+	})
+	return err
 }

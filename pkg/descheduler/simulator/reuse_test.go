@@ -1,0 +1,244 @@
+package simulator
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// randomWorkload is the pod template of a workload of the random clusters: a mix of what
+// InterPodAffinity and PodTopologySpread read (required and preferred pod (anti-)affinity on hosts
+// and zones, across namespaces too, hard and soft spread constraints, node selectors, tolerations).
+func randomWorkload(r *rand.Rand, j, workloads int) func(name, node string) *corev1.Pod {
+	ns := []string{"a", "b"}[r.IntN(2)]
+	app := fmt.Sprintf("w%d", j)
+	tier := []string{"web", "db"}[r.IntN(2)]
+	cpu := []string{"100m", "250m", "500m", "1"}[r.IntN(4)]
+	own := &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
+	var aff corev1.Affinity
+	if r.IntN(10) < 3 {
+		aff.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{LabelSelector: own, TopologyKey: corev1.LabelHostname}}}
+	}
+	if r.IntN(10) < 2 {
+		if aff.PodAntiAffinity == nil {
+			aff.PodAntiAffinity = &corev1.PodAntiAffinity{}
+		}
+		term := corev1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "db"}}, TopologyKey: corev1.LabelTopologyZone}
+		if r.IntN(2) == 0 {
+			term.NamespaceSelector = &metav1.LabelSelector{} // every namespace
+		}
+		aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, term)
+	}
+	if r.IntN(10) < 2 {
+		aff.PodAntiAffinity = cmpOr(aff.PodAntiAffinity, &corev1.PodAntiAffinity{})
+		aff.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.WeightedPodAffinityTerm{{Weight: 50,
+			PodAffinityTerm: corev1.PodAffinityTerm{LabelSelector: own, TopologyKey: corev1.LabelTopologyZone}}}
+	}
+	if r.IntN(10) < 2 {
+		other := fmt.Sprintf("w%d", r.IntN(workloads))
+		aff.PodAffinity = &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": other}}, TopologyKey: corev1.LabelTopologyZone}}}
+	}
+	var spread []corev1.TopologySpreadConstraint
+	if r.IntN(10) < 3 {
+		spread = append(spread, corev1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: own})
+	}
+	if r.IntN(10) < 2 {
+		spread = append(spread, corev1.TopologySpreadConstraint{MaxSkew: int32(1 + r.IntN(2)), TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: own})
+	}
+	if r.IntN(10) < 2 {
+		spread = append(spread, corev1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: "rack", WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": tier}}})
+	}
+	var selector map[string]string
+	if r.IntN(10) == 0 {
+		selector = map[string]string{corev1.LabelTopologyZone: "zone-1"}
+	}
+	var tolerations []corev1.Toleration
+	if r.IntN(10) < 2 {
+		tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	}
+	return func(name, node string) *corev1.Pod {
+		return pod(name, node, cpu, func(p *corev1.Pod) {
+			p.Namespace, p.UID = ns, types.UID("uid-"+ns+"-"+name)
+			p.Labels = map[string]string{"app": app, "tier": tier}
+			if aff.PodAffinity != nil || aff.PodAntiAffinity != nil {
+				p.Spec.Affinity = aff.DeepCopy()
+			}
+			p.Spec.TopologySpreadConstraints = spread
+			p.Spec.NodeSelector = selector
+			p.Spec.Tolerations = tolerations
+			p.Spec.Containers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("256Mi")
+			if r.IntN(25) == 0 {
+				now := metav1.Now()
+				p.DeletionTimestamp = &now
+			}
+		})
+	}
+}
+
+func cmpOr[T any](v, def *T) *T {
+	if v != nil {
+		return v
+	}
+	return def
+}
+
+// TestPreFilterReuseEquivalence: on random clusters (zones, racks, a node without a zone, tainted
+// nodes; workloads in two namespaces with anti-affinity, affinity and spread constraints; some
+// terminating pods), over several cycles with moves admitted and pods added and deleted between
+// them, every prediction of a simulator that shares PreFilter state between a workload's candidates
+// equals, field by field (feasibility, node, scores, counts, reason), a fresh simulation's by a
+// simulator without the reuse fed the same events.
+func TestPreFilterReuseEquivalence(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 38))
+			reuse := newTestEnv(t, envOptions{quiet: true})
+			fresh := newTestEnv(t, envOptions{quiet: true, noReuse: true})
+			both := func(fn func(e *testEnv)) { fn(reuse); fn(fresh) }
+
+			nodes := 20 + r.IntN(30)
+			for i := range nodes {
+				n := node(fmt.Sprintf("n%02d", i), []string{"4", "8", "16"}[r.IntN(3)])
+				if i != 7 {
+					n.Labels[corev1.LabelTopologyZone] = fmt.Sprintf("zone-%d", i%3)
+				}
+				n.Labels["rack"] = fmt.Sprintf("rack-%d", r.IntN(5))
+				if r.IntN(8) == 0 {
+					n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "x", Effect: corev1.TaintEffectNoSchedule}}
+				}
+				both(func(e *testEnv) { e.h.addNode(n) })
+			}
+			workloads := 6 + r.IntN(6)
+			templates := make([]func(name, node string) *corev1.Pod, workloads)
+			var pods []*corev1.Pod
+			serial := 0
+			newPod := func(j int) *corev1.Pod {
+				serial++
+				return templates[j](fmt.Sprintf("p%d-%03d", j, serial), fmt.Sprintf("n%02d", r.IntN(nodes)))
+			}
+			for j := range workloads {
+				templates[j] = randomWorkload(r, j, workloads)
+				for range 2 + r.IntN(9) {
+					p := newPod(j)
+					pods = append(pods, p)
+					both(func(e *testEnv) { e.h.addPod(p) })
+				}
+			}
+
+			predictions, admitted := 0, 0
+			for cycle := range 3 {
+				both(func(e *testEnv) { e.beginCycle() })
+				moved := map[types.UID]bool{}
+				for _, i := range r.Perm(len(pods)) {
+					p := pods[i]
+					got, want := reuse.predict(p), fresh.predict(p)
+					predictions++
+					if got != want {
+						t.Fatalf("cycle %d, pod %s/%s on %s (after %d admissions): with reuse %+v, fresh %+v", cycle, p.Namespace, p.Name, p.Spec.NodeName, admitted, got, want)
+					}
+					if want.Moves() && !moved[p.UID] && r.IntN(3) > 0 {
+						moved[p.UID] = true
+						admitted++
+						both(func(e *testEnv) {
+							if err := e.sim.Admit(e.ctx, p, want.Node); err != nil {
+								t.Fatal(err)
+							}
+						})
+					}
+				}
+				both(func(e *testEnv) { e.sim.EndCycle(e.ctx) })
+				// Between cycles: a pod of a random workload deleted, another added.
+				k := r.IntN(len(pods))
+				gone := pods[k]
+				pods = append(pods[:k], pods[k+1:]...)
+				added := newPod(r.IntN(workloads))
+				pods = append(pods, added)
+				both(func(e *testEnv) { e.h.deletePod(gone); e.h.addPod(added) })
+			}
+			if reuse.sim.reuse == nil || reuse.sim.reuse.reused == 0 {
+				t.Fatalf("the reuse simulator handed no shared state to the framework in %d predictions", predictions)
+			}
+			// Two plugins per prediction would be computed without sharing.
+			t.Logf("%d predictions, %d admitted moves: %d plugin states computed, %d shared", predictions, admitted, reuse.sim.reuse.computed, reuse.sim.reuse.reused)
+			if reuse.sim.reuse.computed >= int64(2*predictions) {
+				t.Fatalf("%d plugin states computed for %d predictions: nothing was shared", reuse.sim.reuse.computed, predictions)
+			}
+		})
+	}
+}
+
+// A pod admitted onto a node that had no pod with required anti-affinity keeps, for the rest of the
+// cycle, the pods its terms match off that node (the snapshot's lists, which InterPodAffinity
+// walks, now name the node).
+func TestAdmittedAntiAffinityIsSeen(t *testing.T) {
+	for _, noReuse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noReuse=%v", noReuse), func(t *testing.T) {
+			a := pod("a", "n1", "1", func(p *corev1.Pod) {
+				p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}, TopologyKey: corev1.LabelHostname}}}}
+			})
+			x := pod("x", "n3", "1", func(p *corev1.Pod) { p.Labels = map[string]string{"app": "x"} })
+			e := newTestEnv(t, envOptions{noReuse: noReuse},
+				node("n1", "4"), node("n2", "4"), node("n3", "4"),
+				a, pod("f", "n1", "2"), x, pod("g", "n3", "2500m"))
+			e.beginCycle()
+			// Before the move, x prefers the empty n2.
+			e.expectNode(x, "n2")
+			pa := e.expectNode(a, "n2")
+			if err := e.sim.Admit(e.ctx, a, pa.Node); err != nil {
+				t.Fatal(err)
+			}
+			// n2 (1 CPU requested) would be x's best node, but a's anti-affinity now holds it.
+			e.expectNode(x, "n1")
+			e.sim.EndCycle(e.ctx)
+		})
+	}
+}
+
+// A Namespace label change during a cycle drops the shared PreFilter state: InterPodAffinity reads
+// the labels of the incoming pod's namespace for existing pods' terms with a namespaceSelector.
+func TestNamespaceEventDropsSharedState(t *testing.T) {
+	x := pod("x", "n1", "100m", func(p *corev1.Pod) {
+		p.Namespace, p.UID = "b", "uid-b-x"
+		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "y"}},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}},
+			TopologyKey:       corev1.LabelHostname}}}}
+	})
+	y := pod("y", "n3", "1", func(p *corev1.Pod) { p.Namespace, p.UID, p.Labels = "a", "uid-a-y", map[string]string{"app": "y"} })
+	nsA := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a"}}
+	e := newTestEnv(t, envOptions{}, nsA, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "b"}},
+		node("n1", "4"), node("n2", "4"), node("n3", "4"),
+		x, pod("f", "n2", "1"), y, pod("g", "n3", "2500m"))
+	e.beginCycle()
+	e.expectNode(y, "n1")
+	e.expectNode(y, "n1") // from the shared state
+	prod := nsA.DeepCopy()
+	prod.Labels = map[string]string{"env": "prod"}
+	if _, err := e.client.CoreV1().Namespaces().Update(e.ctx, prod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Namespace a is now selected by x's anti-affinity: once the update reaches the informer, y no
+	// longer fits on n1, although its workload's state was computed before.
+	deadline := time.Now().Add(wait.ForeverTestTimeout)
+	for {
+		p := e.predict(y)
+		if p.Node == "n2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prediction %+v %s after the namespace update: want n2", p, wait.ForeverTestTimeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.sim.EndCycle(e.ctx)
+}
