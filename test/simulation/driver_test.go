@@ -89,11 +89,14 @@ func (c Config) String() string {
 		if wl.VM {
 			s += "/vm"
 		}
+		if wl.PDB != nil {
+			s += "/pdb:" + wl.PDB.String()
+		}
 		ws = append(ws, s)
 	}
-	s := fmt.Sprintf("zone=%s start=%s window=%v eventOnly=%t soft=%t background=%t perNode=%d maxMigrating=%d schedulerSimulation=%t singleReplica=%t reservationFirst=%t nodes=%d workloads=[%s]",
+	s := fmt.Sprintf("zone=%s start=%s window=%v eventOnly=%t soft=%t background=%t perNode=%d maxMigrating=%d schedulerSimulation=%t singleReplica=%t podsWithoutPDB=%t reservationFirst=%t nodes=%d workloads=[%s]",
 		c.Zone, c.Start.Format(time.RFC3339), c.Window, c.EventOnly, c.Soft, c.Background, c.PerNode, c.MaxMigrating,
-		c.SchedulerSimulation, c.SingleReplica, c.ReservationFirst, c.Nodes, strings.Join(ws, " "))
+		c.SchedulerSimulation, c.SingleReplica, c.PodsWithoutPDB, c.ReservationFirst, c.Nodes, strings.Join(ws, " "))
 	if c.Metrics != nil {
 		s += " " + c.Metrics.String()
 	}
@@ -538,7 +541,7 @@ func (w *world) checkWindowLiveness() string {
 			continue
 		}
 		for _, p := range w.pods() {
-			if p.Spec.NodeName != node || !ch.pods[p.UID] || p.DeletionTimestamp != nil || w.inProgress(p) || !w.violates(p) {
+			if p.Spec.NodeName != node || !ch.pods[p.UID] || p.DeletionTimestamp != nil || w.inProgress(p) || !w.violates(p) || w.protectedWithoutPDB(p) {
 				continue
 			}
 			if lim.Check(node, p.Namespace) != nil || budget.Check(p) != nil {

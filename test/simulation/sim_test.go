@@ -112,7 +112,9 @@ func drawConfig(t *rapid.T) Config {
 			VM:        c.Background && rapid.IntRange(0, 2).Draw(t, "vm") == 0,
 			Namespace: rapid.SampledFrom([]string{"ns-a", "ns-b"}).Draw(t, "namespace"),
 		})
+		c.Workloads[i].PDB = drawPDB(t, c.Workloads[i].VM)
 	}
+	c.PodsWithoutPDB = rapid.IntRange(0, 3).Draw(t, "podsWithoutPDB") == 0
 	// NodeMetrics and LowNodeLoad (metrics_test.go), not with reservation-first.
 	if !c.ReservationFirst {
 		c.Metrics = drawMetrics(t, len(c.Workloads))
@@ -152,7 +154,7 @@ func actionGen() *rapid.Generator[Action] {
 			a.I = rapid.IntRange(0, 7).Draw(t, "node")
 		case "answers":
 			a.I = rapid.IntRange(0, 3).Draw(t, "workload")
-			a.Answers = rapid.SliceOfN(rapid.SampledFrom([]string{"accept", "429", "500", "timeout"}), 1, 4).Draw(t, "answers")
+			a.Answers = rapid.SliceOfN(rapid.SampledFrom([]string{"accept", "500", "timeout"}), 1, 4).Draw(t, "answers")
 		case "hot", "cool", "reporter":
 			a = drawMetricAction(t, a)
 		}

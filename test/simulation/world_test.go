@@ -94,6 +94,8 @@ type Workload struct {
 	// answered 429 "Eviction triggered evacuation" and migrated by the (simulated) VM controller.
 	VM        bool
 	Namespace string
+	// PDB, when set, is the workload's PodDisruptionBudget (pdb_test.go).
+	PDB *PDB
 }
 
 // Config is one run's cluster and policy.
@@ -113,6 +115,8 @@ type Config struct {
 	// place elsewhere.
 	SchedulerSimulation bool
 	SingleReplica       bool
+	// PodsWithoutPDB: the DefaultEvictor protects pods no PodDisruptionBudget selects.
+	PodsWithoutPDB bool
 	// ReservationFirst enables the ReservationFirst evict plugin in the policy, and the Reservation
 	// plugin, its placer and its collector in accord-scheduler.
 	ReservationFirst bool
@@ -128,7 +132,7 @@ type Action struct {
 	I, N int
 	B    bool
 	D    time.Duration
-	// Answers are queued for the next eviction of each pod of workload I (accept, 429, 500,
+	// Answers are queued for the next eviction of each pod of workload I (accept, 500,
 	// timeout), one each in turn.
 	Answers []string
 }
@@ -216,6 +220,12 @@ type world struct {
 	rsvGen map[string]int
 	d      *instance
 	gen    int
+
+	// order numbers the placements of pods and reservations (all of a step may be at one instant):
+	// placedAt per pod, rsvPlacedAt per reservation (namespace/name).
+	order       int
+	placedAt    map[types.UID]int
+	rsvPlacedAt map[string]int
 
 	mu        sync.Mutex
 	trace     []string
@@ -450,6 +460,8 @@ func (w *world) setup() error {
 	w.rsvSeq = map[string]int{}
 	w.rsvGen = map[string]int{}
 	w.rsvChurn = map[types.UID]int{}
+	w.placedAt = map[types.UID]int{}
+	w.rsvPlacedAt = map[string]int{}
 	for i := 0; i < w.cfg.Nodes; i++ {
 		if err := w.addNode(i%3 != 2); err != nil {
 			return err
@@ -464,6 +476,9 @@ func (w *world) setup() error {
 			return err
 		}
 		w.replicas[workloadName(i)] = spec.Replicas
+	}
+	if err := w.createPDBs(); err != nil {
+		return err
 	}
 	w.installReactors()
 	if err := w.setupMetrics(); err != nil {
@@ -559,7 +574,7 @@ func (w *world) startPlacer(cfg *schedconfig.KubeSchedulerConfiguration) error {
 	}
 	placer, err := reservation.NewPlacer(ctx, reservation.PlacerConfig{
 		Profiles: profiles, ComponentConfigVersion: cfg.APIVersion, Registry: reg, Client: w.kc,
-		InformerFactory: f, Reservations: rsv, Ledger: reservation.LedgerOf(crs), Accord: w.ac,
+		InformerFactory: f, Reservations: rsv, Ledger: reservation.LedgerOf(crs), Accord: w.ac, CRs: crs,
 	})
 	if err != nil {
 		return fail(err)
@@ -643,8 +658,26 @@ func (w *world) installReactors() {
 	// at its next poll.
 	w.ac.PrependReactor("update", "reservations", func(action clienttesting.Action) (bool, k8sruntime.Object, error) {
 		r, ok := action.(clienttesting.UpdateAction).GetObject().(*schedv1alpha1.Reservation)
+		if ok && r.Status.Phase == schedv1alpha1.ReservationAvailable {
+			w.mu.Lock()
+			if _, seen := w.rsvPlacedAt[r.Namespace+"/"+r.Name]; !seen {
+				w.order++
+				w.rsvPlacedAt[r.Namespace+"/"+r.Name] = w.order
+			}
+			w.mu.Unlock()
+		}
 		if !ok || r.Status.Phase != schedv1alpha1.ReservationBound || r.Status.BoundPod == nil {
 			return false, nil, nil
+		}
+		// README: a reservation is consumed by a pod placed into it, never by one that ran on its
+		// node before it was placed there (that pod's room was counted beside the reservation's).
+		w.mu.Lock()
+		podAt, placed := w.placedAt[r.Status.BoundPod.UID]
+		rsvAt := w.rsvPlacedAt[r.Namespace+"/"+r.Name]
+		w.mu.Unlock()
+		if placed && podAt < rsvAt {
+			w.fail("invariant reservation-consumer: reservation %s/%s (made for %s) is Bound to %s, which was placed on %s before the reservation was placed there",
+				r.Namespace, r.Name, r.Labels[reservationfirst.LabelPodName], r.Status.BoundPod.Name, r.Status.NodeName)
 		}
 		if p, found := w.pod(r.Namespace, r.Labels[reservationfirst.LabelPodName]); found && string(p.UID) == r.Labels[reservationfirst.LabelPodUID] && p.DeletionTimestamp == nil {
 			w.fail("invariant reservation-taken-by-sibling: reservation %s/%s, made for %s, is Bound to %s while %s still runs (not evicted)",
@@ -668,7 +701,8 @@ func (w *world) installReactors() {
 }
 
 // evict answers an Eviction: the queued answer, else 429 "Eviction triggered evacuation" for a VM
-// (KubeVirt's webhook), else accepted (the pod terminates over its grace period).
+// (KubeVirt's webhook), else the pod's PodDisruptionBudget's answer (admitEviction), else accepted
+// (the pod terminates over its grace period).
 func (w *world) evict(ev *policyv1.Eviction) error {
 	p, ok := w.pod(ev.Namespace, ev.Name)
 	if !ok {
@@ -694,9 +728,6 @@ func (w *world) evict(ev *policyv1.Eviction) error {
 	}
 	w.mu.Unlock()
 	switch answer {
-	case "429":
-		w.refusal(p, answer)
-		return apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10)
 	case "500":
 		w.refusal(p, answer)
 		return apierrors.NewInternalError(fmt.Errorf("etcdserver: leader changed"))
@@ -725,6 +756,10 @@ func (w *world) evict(ev *policyv1.Eviction) error {
 	}
 	if p.DeletionTimestamp != nil {
 		return nil
+	}
+	if err := w.admitEviction(p); err != nil {
+		w.refusal(p, "pdb")
+		return err
 	}
 	w.start(p, "api")
 	grace := int64(10)
@@ -843,6 +878,10 @@ func (w *world) start(p *corev1.Pod, kind string) {
 	pods := w.pods()
 	// An EvictDirectly PodMigration evicts whether or not the pod has a place (its user asked).
 	direct := w.cfg.ReservationFirst && w.evictDirectly(p)
+	// The DefaultEvictor's PodsWithoutPDB protection: no eviction of a pod no budget selects.
+	if w.protectedWithoutPDB(p) {
+		w.fail("invariant pods-without-pdb: %s eviction of %s, which no PodDisruptionBudget selects (podProtections PodsWithoutPDB)", kind, p.Name)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch kind {
@@ -920,7 +959,8 @@ func (w *world) start(p *corev1.Pod, kind string) {
 	ev := &startEvent{pod: p.UID, name: p.Name, workload: wl, node: p.Spec.NodeName, ns: p.Namespace, kind: kind, at: time.Now(), churn: w.churn, seq: w.podSeq}
 	if c, ok := w.rsvChurn[p.UID]; ok && c != w.churn {
 		// The cluster changed between the reservation and the eviction: its place may be gone
-		// (the plugin does not check the reservation's node again; README "What it found").
+		// (the placer fails a reservation whose node stops fitting, but an eviction may still go
+		// in that instant; README "What it found").
 		ev.churn = -1
 	}
 	w.started = append(w.started, ev)
@@ -1036,8 +1076,13 @@ func (w *world) reconcile() {
 			panic(err)
 		}
 		w.logf("placed:%s@%s", q.Name, q.Spec.NodeName)
+		w.mu.Lock()
+		w.order++
+		w.placedAt[q.UID] = w.order
+		w.mu.Unlock()
 		synctest.Wait()
 	}
+	w.syncPDBs()
 	w.mu.Lock()
 	w.resolveLocked(w.pods())
 	w.mu.Unlock()
@@ -1083,7 +1128,11 @@ func (w *world) policy() string {
 	if w.cfg.Window != nil {
 		fmt.Fprintf(&b, "  evictionWindows:\n  - {start: %q, end: %q, timeZone: %s}\n", w.cfg.Window[0], w.cfg.Window[1], w.cfg.Zone)
 	}
-	b.WriteString("  pluginConfig:\n  - name: DefaultEvictor\n  - name: NodeCRDResourceFit\n")
+	b.WriteString("  pluginConfig:\n  - name: DefaultEvictor\n")
+	if w.cfg.PodsWithoutPDB {
+		b.WriteString("    args: {podProtections: {extraEnabled: [PodsWithoutPDB]}}\n")
+	}
+	b.WriteString("  - name: NodeCRDResourceFit\n")
 	if w.cfg.ReservationFirst {
 		b.WriteString("  - name: ReservationFirst\n")
 	}

@@ -172,6 +172,18 @@ func (c *Cache) ClusterScopedResources(ctx context.Context, h fwk.Handle) (*Node
 	return c.Nodes(h)
 }
 
+// ClusterScopedResourceInformer is the ClusterScopedResource informer the NodeIndex follows, nil
+// until a plugin asked for ClusterScopedResources. The reservation placer watches it to check its
+// placed reservations again when their node's ClusterScopedResource changes.
+func (c *Cache) ClusterScopedResourceInformer() cache.SharedIndexInformer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.factory == nil || c.csrReg == nil {
+		return nil
+	}
+	return c.factory.Scheduling().V1alpha1().ClusterScopedResources().Informer()
+}
+
 // NodeMetrics makes the scheduler's NodeIndex follow NodeMetrics, each with its compiled
 // constraints.Load (NodeData.Metric, NodeData.Load); see ClusterScopedResources.
 func (c *Cache) NodeMetrics(ctx context.Context, h fwk.Handle) (*NodeIndex, error) {

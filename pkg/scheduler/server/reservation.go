@@ -64,6 +64,7 @@ func reservationPlacer(ctx context.Context, cc *schedulerserverconfig.CompletedC
 		Reservations:           crs.ReservationInformer(),
 		SchedulerCache:         sched.Cache,
 		Ledger:                 reservation.LedgerOf(crs),
+		CRs:                    crs,
 		IsLeader:               leads(cc),
 	})
 	if err != nil {

@@ -38,8 +38,16 @@ var identityKinds = map[string]bool{"StatefulSet": true}
 // pod's own. A controller owner with the UID of the pod's controller makes r a sibling's, which
 // the pod may take unless r was made for another pod of a controller with stable identities
 // (StatefulSet): then it is that pod's, and only that pod's.
+//
+// Creation times have whole seconds, so "created after r" is read by whether the pod is placed
+// (see createdAfter): a pod being scheduled (no spec.nodeName, the Plugin's PreFilter) may have
+// been created in r's second; a pod already placed on a node (the Placer's consumer, which has no
+// ledger record of a scheduling cycle: a restart, another scheduler) must be created in a later
+// second, since one created in r's second may have run on r's node before r was placed there, its
+// room already counted when r's was set aside: taking it as r's consumer would free r's room
+// while the pod r was made for waits for it.
 func Rank(r *schedv1alpha1.Reservation, pod *corev1.Pod) int {
-	if pod.Namespace != r.Namespace || pod.CreationTimestamp.Before(&r.CreationTimestamp) {
+	if pod.Namespace != r.Namespace || !createdAfter(pod, r) {
 		return NoMatch
 	}
 	ref := metav1.GetControllerOf(pod)
@@ -62,6 +70,16 @@ func Rank(r *schedv1alpha1.Reservation, pod *corev1.Pod) int {
 		return NoMatch
 	}
 	return RankSibling
+}
+
+// createdAfter reports whether pod was created after r, in whole seconds (the API's resolution):
+// in r's second or later for a pod not yet placed, in a later second for a placed pod (Rank).
+func createdAfter(pod *corev1.Pod, r *schedv1alpha1.Reservation) bool {
+	p, c := pod.CreationTimestamp.Unix(), r.CreationTimestamp.Unix()
+	if pod.Spec.NodeName == "" {
+		return p >= c
+	}
+	return p > c
 }
 
 // Matches reports whether pod may consume r (Rank is not NoMatch).

@@ -14,7 +14,7 @@ import (
 // (Expired), with the reason the status names.
 var transitions = metrics.NewCounterVec(&metrics.CounterOpts{
 	Namespace: "accord", Subsystem: "scheduler", Name: "reservation_transitions_total",
-	Help:           "Reservation statuses written by accord-scheduler's reservation placer, by phase (Available, Bound, Failed, Expired) and reason (Placed, Consumed, Unschedulable, NoProfile, Unsupported, TTLExpired).",
+	Help:           "Reservation statuses written by accord-scheduler's reservation placer, by phase (Available, Bound, Failed, Expired) and reason (Placed, Consumed, Unschedulable, NoProfile, Unsupported, NodeNoLongerFits, TTLExpired).",
 	StabilityLevel: metrics.ALPHA,
 }, []string{"phase", "reason"})
 
@@ -28,7 +28,7 @@ func registerMetrics() {
 		for phase, reasons := range map[schedv1alpha1.ReservationPhase][]string{
 			schedv1alpha1.ReservationAvailable: {ReasonPlaced},
 			schedv1alpha1.ReservationBound:     {ReasonConsumed},
-			schedv1alpha1.ReservationFailed:    {ReasonUnschedulable, ReasonNoProfile, ReasonUnsupported},
+			schedv1alpha1.ReservationFailed:    {ReasonUnschedulable, ReasonNoProfile, ReasonUnsupported, ReasonNodeNoLongerFits},
 			schedv1alpha1.ReservationExpired:   {ReasonTTLExpired},
 		} {
 			for _, reason := range reasons {

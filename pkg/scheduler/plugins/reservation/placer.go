@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -45,6 +46,10 @@ const (
 	ReasonUnsupported   = "Unsupported"
 	ReasonConsumed      = "Consumed"
 	ReasonTTLExpired    = "TTLExpired"
+	// ReasonNodeNoLongerFits: an Available reservation's node stopped passing the profile's
+	// Filter for the reservation's pod (its ClusterScopedResource or the node changed) before an
+	// owner was placed there.
+	ReasonNodeNoLongerFits = "NodeNoLongerFits"
 )
 
 // PlacerConfig is what a Placer is built from: accord-scheduler's profiles, plugin registry,
@@ -74,6 +79,10 @@ type PlacerConfig struct {
 	// Ledger is the scheduler's Reservation ledger (LedgerOf the plugins' crcache.Cache): a placement
 	// is recorded there, under its lock, before its status is written.
 	Ledger *Ledger
+	// CRs, when set, is the plugins' crcache.Cache: the Placer follows its ClusterScopedResource
+	// informer (once a profile's plugin asked for it) and checks the reservations placed on a node
+	// again when the node's ClusterScopedResource changes, as it does when the Node changes.
+	CRs *crcache.Cache
 	// Clock defaults to the real clock.
 	Clock clock.Clock
 	// IsLeader, when set, tells whether this replica leads (holds the scheduler's leader Lease): the
@@ -102,6 +111,10 @@ type Placer struct {
 	clock      clock.Clock
 	isLeader   func(ctx context.Context) (bool, error)
 	schedCache internalcache.Cache
+	// recheck: the Available reservations whose node (or its ClusterScopedResource) changed since
+	// their last sync; sync runs the profile's Filter for them on their node again.
+	recheckMu sync.Mutex
+	recheck   map[cache.ObjectName]bool
 }
 
 // snapshotHolder is the SharedLister the Placer's frameworks read: the snapshot of the placement
@@ -196,8 +209,105 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 	}); err != nil {
 		return nil, err
 	}
-	p.synced = []cache.InformerSynced{rsv.Informer().HasSynced, podInf.HasSynced, nodeInf.HasSynced}
+	// A placed reservation's node may stop fitting its pod before an owner is placed there: the
+	// node's labels, taints, schedulability or allocatable change, or its ClusterScopedResource.
+	if _, err := nodeInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, obj any) {
+			o, ok1 := oldObj.(*corev1.Node)
+			n, ok2 := obj.(*corev1.Node)
+			if ok1 && ok2 && (!equality.Semantic.DeepEqual(o.Labels, n.Labels) || !equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints) ||
+				o.Spec.Unschedulable != n.Spec.Unschedulable || !equality.Semantic.DeepEqual(o.Status.Allocatable, n.Status.Allocatable)) {
+				p.nodeChanged(n.Name)
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
+	if cfg.CRs != nil {
+		if inf := cfg.CRs.ClusterScopedResourceInformer(); inf != nil {
+			index, err := cfg.CRs.Nodes(nil)
+			if err != nil {
+				return nil, err
+			}
+			crChanged := func(obj any) {
+				if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = tomb.Obj
+				}
+				cr, ok := obj.(*schedv1alpha1.ClusterScopedResource)
+				if !ok {
+					return
+				}
+				// The profile's plugins filter with the Cache's NodeIndex, which another handler of
+				// this informer updates: the check waits (at most crcache.CatchUpTimeout) until the
+				// index has this CR's spec.
+				deadline := time.Now().Add(crcache.CatchUpTimeout)
+				for {
+					if d := index.Get(cr.Name); (d != nil && d.CR != nil && equality.Semantic.DeepEqual(d.CR.Spec, cr.Spec)) || time.Now().After(deadline) {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+				p.nodeChanged(cr.Name)
+			}
+			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+				AddFunc:    crChanged,
+				UpdateFunc: func(_, obj any) { crChanged(obj) },
+				DeleteFunc: func(obj any) {
+					if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+						obj = tomb.Obj
+					}
+					if cr, ok := obj.(metav1.Object); ok {
+						p.nodeChanged(cr.GetName())
+					}
+				},
+			}); err != nil {
+				return nil, err
+			}
+			p.synced = append(p.synced, inf.HasSynced)
+		}
+	}
+	p.synced = append(p.synced, rsv.Informer().HasSynced, podInf.HasSynced, nodeInf.HasSynced)
 	return p, nil
+}
+
+// nodeChanged queues the reservations Available on node (in the informer, or placed in the ledger
+// and not yet published) for a check that they still fit there.
+func (p *Placer) nodeChanged(node string) {
+
+	rs, err := byIndex(p.indexer, crcache.IndexReservationNode, node)
+	if err != nil {
+		return
+	}
+	for _, r := range p.ledger.placements() {
+		if r.Status.NodeName == node {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return
+	}
+	p.recheckMu.Lock()
+	if p.recheck == nil {
+		p.recheck = map[cache.ObjectName]bool{}
+	}
+	for _, r := range rs {
+		p.recheck[cache.MetaObjectToName(r)] = true
+	}
+	p.recheckMu.Unlock()
+	for _, r := range rs {
+		p.queue.Add(cache.MetaObjectToName(r))
+	}
+}
+
+// takeRecheck reports whether key was queued by nodeChanged since its last sync, and forgets it.
+func (p *Placer) takeRecheck(key cache.ObjectName) bool {
+	p.recheckMu.Lock()
+	defer p.recheckMu.Unlock()
+	if !p.recheck[key] {
+		return false
+	}
+	delete(p.recheck, key)
+	return true
 }
 
 func (p *Placer) enqueue(obj any) {
@@ -218,7 +328,12 @@ func (p *Placer) podChanged(obj any) {
 		}
 		for _, r := range rs {
 			r = p.ledger.effective(r)
-			if r.Status.Phase == schedv1alpha1.ReservationAvailable && r.Status.NodeName == pod.Spec.NodeName && Matches(r, pod) {
+			if r.Status.Phase != schedv1alpha1.ReservationAvailable || r.Status.NodeName != pod.Spec.NodeName {
+				continue
+			}
+			// The pod the scheduler's Reserve recorded as r's consumer (it may have been created in
+			// r's second, which Rank does not accept of a placed pod), or one that may consume r.
+			if c, ok := p.ledger.consumedBy(r.UID); (ok && c.uid == pod.UID) || (!ok && Matches(r, pod)) {
 				p.queue.Add(cache.MetaObjectToName(r))
 			}
 		}
@@ -233,6 +348,17 @@ func (p *Placer) Run(ctx context.Context) error {
 	defer p.queue.ShutDown()
 	if ok, err := syncThenLead(ctx, p.synced, p.isLeader, "placed", "placing reservations"); !ok {
 		return err
+	}
+	// Nodes may have changed while no replica led: the reservations placed before are checked
+	// again.
+	if all, err := p.lister.List(labels.Everything()); err == nil {
+		nodes := map[string]bool{}
+		for _, r := range all {
+			if r.Status.Phase == schedv1alpha1.ReservationAvailable && r.Status.NodeName != "" && !nodes[r.Status.NodeName] {
+				nodes[r.Status.NodeName] = true
+				p.nodeChanged(r.Status.NodeName)
+			}
+		}
 	}
 	go func() {
 		<-ctx.Done()
@@ -333,6 +459,21 @@ func (p *Placer) sync(ctx context.Context, key cache.ObjectName) (time.Duration,
 			return 0, p.setStatus(ctx, r, schedv1alpha1.ReservationExpired, ReasonTTLExpired,
 				fmt.Sprintf("no owner pod was placed on %s within the TTL (%s)", r.Status.NodeName, TTL(r)), r.Status.NodeName, nil)
 		}
+		if p.takeRecheck(key) {
+			msg, fits, err := p.stillFits(ctx, r)
+
+			if err != nil {
+				p.nodeChanged(r.Status.NodeName)
+				return 0, err
+			}
+			if !fits {
+				// An eviction waiting for r (reservation-first polls it) must not go: the
+				// replacement would find no place on r's node. Failed tells it so, and frees the
+				// room.
+				klog.FromContext(ctx).Info("Placed reservation no longer fits its node", "reservation", klog.KObj(r), "node", r.Status.NodeName, "reason", msg)
+				return 0, p.setStatus(ctx, r, schedv1alpha1.ReservationFailed, ReasonNodeNoLongerFits, msg, r.Status.NodeName, nil)
+			}
+		}
 		return expire.Sub(now), nil
 	}
 	return 0, nil
@@ -371,6 +512,53 @@ func (p *Placer) consumer(r *schedv1alpha1.Reservation) *corev1.Pod {
 		best, bestRank = pod, rank
 	}
 	return best
+}
+
+// stillFits runs the profile's PreFilter and Filter for r's pod on r's node over a fresh snapshot,
+// as place did, but for the room held by reservations there (r's own among them: the Reservation
+// plugin cannot tell r's room from another's, and the others were placed beside r): a change of the
+// node or of its ClusterScopedResource is what it looks for. msg says why it no longer fits.
+func (p *Placer) stillFits(ctx context.Context, r *schedv1alpha1.Reservation) (msg string, fits bool, err error) {
+	pod := PodOf(r)
+	fw := p.frameworks[pod.Spec.SchedulerName]
+	if fw == nil {
+		return "", true, nil
+	}
+	p.ledger.place.Lock()
+	snap, err := p.takeSnapshot(ctx)
+	p.ledger.place.Unlock()
+	if err != nil {
+		return "", false, err
+	}
+	p.snapshot.set(snap)
+	node := r.Status.NodeName
+	ni, err := snap.NodeInfos().Get(node)
+	if err != nil || ni.Node() == nil {
+		// The node is gone: the collector fails r (NodeDeleted).
+		return "", true, nil
+	}
+	state := framework.NewCycleState()
+	preRes, st, _ := fw.RunPreFilterPlugins(ctx, state, pod)
+	if !st.IsSuccess() {
+		if !st.IsRejected() {
+			return "", false, fmt.Errorf("PreFilter: %w", st.AsError())
+		}
+		return fmt.Sprintf("node %s no longer fits: %s", node, st.Message()), false, nil
+	}
+	if !preRes.AllNodes() && !preRes.NodeNames.Has(node) {
+		return fmt.Sprintf("node %s no longer fits: PreFilter leaves only %v", node, sets.List(preRes.NodeNames)), false, nil
+	}
+	if s, err := readState(state); err == nil {
+		state.Write(stateKey, &preFilterState{own: s.own, gen: s.gen, want: s.want})
+	}
+	st = fw.RunFilterPlugins(ctx, state, pod, ni)
+	switch {
+	case st.IsSuccess():
+		return "", true, nil
+	case st.Code() == fwk.Error:
+		return "", false, fmt.Errorf("Filter: %w", st.AsError())
+	}
+	return fmt.Sprintf("node %s no longer fits: %s: %s", node, st.Plugin(), st.Message()), false, nil
 }
 
 // boundElsewhere reports whether a reservation other than r names pod as its bound pod.

@@ -220,11 +220,21 @@ func TestRank(t *testing.T) {
 		{"a sibling of the StatefulSet", r0, stsPod("db-1", t0.Add(time.Second)), NoMatch},
 		{"the pod it was made for, even created in the same second", r0, sameSecond, NoMatch},
 		{"a ReplicaSet's new pod", rRS, pod("web-xyz", t0.Add(time.Second), "1", "rs-uid"), RankSibling},
+		{"a ReplicaSet's pod being scheduled, created in the reservation's second", rRS, pod("web-xyz", t0, "1", "rs-uid"), RankSibling},
+		{"a ReplicaSet's pod placed, created in the reservation's second", rRS, placedOn(pod("web-xyz", t0, "1", "rs-uid"), "n1"), NoMatch},
+		{"a ReplicaSet's pod placed, created a second later", rRS, placedOn(pod("web-xyz", t0.Add(time.Second), "1", "rs-uid"), "n1"), RankSibling},
+		{"the StatefulSet pod's replacement placed, created in the reservation's second", r0, placedOn(stsPod("db-0", t0), "n1"), NoMatch},
 	} {
 		if got := Rank(tc.r, tc.p); got != tc.want {
 			t.Errorf("%s: Rank = %d, want %d", tc.name, got, tc.want)
 		}
 	}
+}
+
+// placedOn is p with spec.nodeName set.
+func placedOn(p *corev1.Pod, node string) *corev1.Pod {
+	p.Spec.NodeName = node
+	return p
 }
 
 // TestSiblingsTakeTheirOwn: db-0 and db-1 were moved together, their reservations on n1 and n2;
