@@ -19,7 +19,7 @@ LDFLAGS   := -X $(VERSION_PKG).gitVersion=$(K8S_VERSION)+accord.$(VERSION) -X $(
 # Integration packages run twice in one process to prove tests and the harness leave nothing behind.
 INTEGRATION_COUNT ?= 2
 TEST_FLAGS ?=
-UNIT_PKGS := ./apis/... ./pkg/... ./cmd/... ./manifests/... ./hack/release/
+UNIT_PKGS := ./apis/... ./pkg/... ./cmd/... ./manifests/... ./hack/release/ ./hack/chartdoc/
 
 # The binaries: cmd/NAME builds bin/accord-NAME, except a kubectl plugin (cmd/kubectl-NAME), which
 # builds bin/kubectl-NAME: the name kubectl looks for on PATH.
@@ -165,8 +165,11 @@ soak:
 	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|soak_test.go:[0-9]+: ' $$log; \
 	if [ $$rc -ne 0 ]; then tail -n 100 $$log; fi; rm -f $$log; exit $$rc
 
+# Code from the API types, then what is written from the binaries' defaults (docs, sample YAML, the
+# chart's values and its reference: hack/chartdoc).
 generate:
 	hack/update-codegen.sh
+	$(GO) run ./hack/chartdoc manifests/charts/accord
 
 verify:
 	hack/verify.sh
@@ -232,6 +235,7 @@ chart-crds:
 monitoring:
 	$(GO) run ./hack/monitoring
 
-# The chart's values reference (manifests/charts/accord/README.md), generated from values.schema.json.
+# The chart's values reference (manifests/charts/accord/README.md), generated from values.schema.json,
+# and the defaults regions (part of `make generate`).
 chart-docs:
 	$(GO) run ./hack/chartdoc manifests/charts/accord

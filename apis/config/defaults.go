@@ -10,8 +10,8 @@ import (
 // versioned scheduler args (apis/config/v1) and the descheduler plugins that mirror them
 // (NodeCRDResourceFit, DefaultEvictor's nodeFit, LowNodeLoad) all default from here, so the two
 // binaries agree out of the box. The docs, the chart and the shipped configurations that write these
-// values are held to them by manifests' TestDefaultsWrittenAreTheGoDefaults,
-// TestChartConstraintsAreTheGoDefaults and TestShippedConfigurationsAreTheChartConstraints.
+// values (their defaults regions, and the "Defaults to" of the args' doc comments) are written from
+// the defaulting functions by `make generate` (hack/chartdoc); `make verify` fails when one is stale.
 const (
 	// DefaultMissingCRPolicy is what a node without a ClusterScopedResource means by default.
 	DefaultMissingCRPolicy = MissingCRPolicyReject

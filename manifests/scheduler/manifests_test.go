@@ -105,9 +105,10 @@ func checkProfile(t *testing.T, cfg *schedconfig.KubeSchedulerConfiguration) {
 	for _, pc := range prof.PluginConfig {
 		switch a := pc.Args.(type) {
 		case *config.NodeCRDResourceFitArgs:
-			sawFit = a.MissingCRPolicy == config.MissingCRPolicyReject
+			// missingCRPolicy and nodeMetricExpirationSeconds are the defaults (generated regions).
+			sawFit = a.MissingCRPolicy == config.DefaultMissingCRPolicy
 		case *config.LoadAwareArgs:
-			sawLoad = a.UsageThresholds[corev1.ResourceCPU] == 80 && a.Expiration() == 180
+			sawLoad = a.UsageThresholds[corev1.ResourceCPU] == 80 && a.Expiration() == config.DefaultNodeMetricExpirationSeconds
 		}
 	}
 	if !sawFit || !sawLoad {

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
+	"github.com/accord-sched/accord/apis/config"
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/manifests"
 	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
@@ -52,8 +54,8 @@ func TestClientControls(t *testing.T) {
 
 func TestLoadThresholds(t *testing.T) {
 	th, err := LoadThresholds("", "")
-	if err != nil || th.Percent[corev1.ResourceCPU] != 65 || th.Percent[corev1.ResourceMemory] != 95 || th.MaxAge != 180*time.Second {
-		t.Errorf("defaults: %+v, %v; want LoadAware's (cpu 65, memory 95, 180s)", th, err)
+	if def := config.DefaultUsageThresholds(); err != nil || !maps.Equal(th.Percent, def) || th.MaxAge != time.Duration(config.DefaultNodeMetricExpirationSeconds)*time.Second {
+		t.Errorf("defaults: %+v, %v; want LoadAware's (%v, %ds)", th, err, def, config.DefaultNodeMetricExpirationSeconds)
 	}
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "policy.yaml")
@@ -65,8 +67,9 @@ func TestLoadThresholds(t *testing.T) {
 		t.Fatal(err)
 	}
 	th, err = LoadThresholds(policy, sched)
-	if err != nil || th.Percent[corev1.ResourceCPU] != 80 || th.Percent[corev1.ResourceMemory] != 80 || th.MaxAge != 180*time.Second {
-		t.Errorf("the playground's policy: %+v, %v; want its LowNodeLoad highThresholds (80, 80) and 180s", th, err)
+	// The policy's nodeMetricExpirationSeconds is the default (a generated region).
+	if err != nil || th.Percent[corev1.ResourceCPU] != 80 || th.Percent[corev1.ResourceMemory] != 80 || th.MaxAge != time.Duration(config.DefaultNodeMetricExpirationSeconds)*time.Second {
+		t.Errorf("the playground's policy: %+v, %v; want its LowNodeLoad highThresholds (80, 80) and %ds", th, err, config.DefaultNodeMetricExpirationSeconds)
 	}
 	if _, err := LoadThresholds(filepath.Join(dir, "missing.yaml"), ""); err == nil {
 		t.Error("a missing policy file gave no error")

@@ -25,21 +25,20 @@ const MaxWeight int64 = 100
 // The usage estimate's defaults (Koordinator's), shared by the scheduler's LoadAware and the
 // descheduler's LowNodeLoad.
 const (
-	// DefaultNodeMetricExpirationSeconds is the age after which a NodeMetric is ignored by default:
-	// three minutes.
+	// DefaultNodeMetricExpirationSeconds is the age after which a NodeMetric is ignored by default.
 	DefaultNodeMetricExpirationSeconds int64 = 180
 	// DefaultEstimatedSecondsAfterPodScheduled: a pod counts its estimate until a report includes
 	// it, no longer.
 	DefaultEstimatedSecondsAfterPodScheduled int64 = 0
 )
 
-// DefaultEstimatedScalingFactors returns the default estimatedScalingFactors (cpu 85, memory 70
-// percent), as a fresh map.
+// DefaultEstimatedScalingFactors returns the default estimatedScalingFactors (percent), as a fresh
+// map.
 func DefaultEstimatedScalingFactors() map[corev1.ResourceName]int64 {
 	return map[corev1.ResourceName]int64{corev1.ResourceCPU: 85, corev1.ResourceMemory: 70}
 }
 
-// DefaultResourceWeights returns the default resourceWeights (cpu 1, memory 1), as a fresh map.
+// DefaultResourceWeights returns the default resourceWeights, as a fresh map.
 func DefaultResourceWeights() map[corev1.ResourceName]int64 {
 	return map[corev1.ResourceName]int64{corev1.ResourceCPU: 1, corev1.ResourceMemory: 1}
 }

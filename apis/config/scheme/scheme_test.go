@@ -70,12 +70,12 @@ func TestLoadArgs(t *testing.T) {
 			name:    "omitted args get every default",
 			wantFit: &config.NodeCRDResourceFitArgs{MissingCRPolicy: config.MissingCRPolicyReject},
 			wantLoad: &config.LoadAwareArgs{
-				UsageThresholds: map[corev1.ResourceName]int64{"cpu": 65, "memory": 95},
+				UsageThresholds: config.DefaultUsageThresholds(),
 				UsageEstimateArgs: constraints.UsageEstimateArgs{
-					ResourceWeights:                   map[corev1.ResourceName]int64{"cpu": 1, "memory": 1},
-					NodeMetricExpirationSeconds:       ptr.To[int64](180),
-					EstimatedScalingFactors:           map[corev1.ResourceName]int64{"cpu": 85, "memory": 70},
-					EstimatedSecondsAfterPodScheduled: ptr.To[int64](0),
+					ResourceWeights:                   config.DefaultResourceWeights(),
+					NodeMetricExpirationSeconds:       ptr.To(config.DefaultNodeMetricExpirationSeconds),
+					EstimatedScalingFactors:           config.DefaultEstimatedScalingFactors(),
+					EstimatedSecondsAfterPodScheduled: ptr.To(config.DefaultEstimatedSecondsAfterPodScheduled),
 				},
 			},
 		},
@@ -96,8 +96,8 @@ func TestLoadArgs(t *testing.T) {
 			wantLoad: &config.LoadAwareArgs{
 				UsageThresholds: map[corev1.ResourceName]int64{"cpu": 80},
 				UsageEstimateArgs: constraints.UsageEstimateArgs{
-					ResourceWeights:                   map[corev1.ResourceName]int64{"cpu": 1, "memory": 1},
-					NodeMetricExpirationSeconds:       ptr.To[int64](180),
+					ResourceWeights:                   config.DefaultResourceWeights(),
+					NodeMetricExpirationSeconds:       ptr.To(config.DefaultNodeMetricExpirationSeconds),
 					EstimatedScalingFactors:           map[corev1.ResourceName]int64{},
 					EstimatedSecondsAfterPodScheduled: ptr.To[int64](30),
 				},

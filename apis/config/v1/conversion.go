@@ -7,7 +7,8 @@ import (
 )
 
 // Convert_v1_NodeCRDResourceFitArgs_To_config_NodeCRDResourceFitArgs converts the versioned args to
-// the internal ones; an unset policy (only possible without defaulting) becomes the default (Reject).
+// the internal ones; an unset policy (only possible without defaulting) becomes
+// config.DefaultMissingCRPolicy.
 func Convert_v1_NodeCRDResourceFitArgs_To_config_NodeCRDResourceFitArgs(in *NodeCRDResourceFitArgs, out *config.NodeCRDResourceFitArgs, s conversion.Scope) error {
 	if err := autoConvert_v1_NodeCRDResourceFitArgs_To_config_NodeCRDResourceFitArgs(in, out, s); err != nil {
 		return err

@@ -5,7 +5,8 @@ import "github.com/accord-sched/accord/apis/config"
 // DefaultNodeMetricExpirationSeconds is the default NodeMetricExpirationSeconds: three minutes.
 const DefaultNodeMetricExpirationSeconds = config.DefaultNodeMetricExpirationSeconds
 
-// SetDefaults_NodeCRDResourceFitArgs sets MissingCRPolicy to the default (Reject) when it is unset.
+// SetDefaults_NodeCRDResourceFitArgs sets MissingCRPolicy to config.DefaultMissingCRPolicy when it
+// is unset.
 func SetDefaults_NodeCRDResourceFitArgs(obj *NodeCRDResourceFitArgs) {
 	if obj.MissingCRPolicy == nil {
 		p := MissingCRPolicy(config.DefaultMissingCRPolicy)

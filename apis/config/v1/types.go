@@ -26,7 +26,7 @@ type NodeCRDResourceFitArgs struct {
 	metav1.TypeMeta `json:",inline"`
 
 	// MissingCRPolicy is what to do with a node that has no ClusterScopedResource: "Reject"
-	// (default) filters it out, "Ignore" lets it through and scores it 0.
+	// filters it out, "Ignore" lets it through and scores it 0. Defaults to Reject.
 	// +optional
 	MissingCRPolicy *MissingCRPolicy `json:"missingCRPolicy,omitempty"`
 }

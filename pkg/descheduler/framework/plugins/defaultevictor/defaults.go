@@ -10,7 +10,7 @@ import (
 
 // SetDefaults_DefaultEvictorArgs sets the priority threshold to the system-critical priority when
 // neither a value nor a class name is given, the no-eviction policy to Preferred and the
-// missingCRPolicy to Reject (the scheduler's NodeCRDResourceFit default).
+// missingCRPolicy to the scheduler's NodeCRDResourceFit default (config.DefaultMissingCRPolicy).
 func SetDefaults_DefaultEvictorArgs(a *DefaultEvictorArgs) {
 	if a.PriorityThreshold == nil || (a.PriorityThreshold.Value == nil && a.PriorityThreshold.Name == "") {
 		a.PriorityThreshold = &PriorityThreshold{Value: ptr.To[int32](schedulingapi.SystemCriticalPriority)}

@@ -30,9 +30,9 @@ type DefaultEvictorArgs struct {
 	// required node affinity, ClusterScopedResource).
 	NodeFit bool `json:"nodeFit,omitempty"`
 	// MissingCRPolicy is what nodeFit makes of a node without a ClusterScopedResource: under Reject
-	// (default) no pod that requests a resource fits it; under Ignore the
-	// ClusterScopedResource check passes there, as in the scheduler's NodeCRDResourceFit plugin with
-	// the arg of the same name. With --scheduler-config-file it defaults to the scheduler's
+	// no pod that requests a resource fits it; under Ignore the ClusterScopedResource check passes
+	// there, as in the scheduler's NodeCRDResourceFit plugin with the arg of the same name.
+	// Defaults to Reject; with --scheduler-config-file it defaults to the scheduler's
 	// NodeCRDResourceFit missingCRPolicy, and another value is rejected (Accord; not an upstream field).
 	MissingCRPolicy config.MissingCRPolicy `json:"missingCRPolicy,omitempty"`
 	// MinReplicas protects pods whose owner has fewer pods than this.

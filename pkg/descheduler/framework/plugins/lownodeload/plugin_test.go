@@ -2,6 +2,7 @@ package lownodeload
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/accord-sched/accord/apis/config"
 	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	"github.com/accord-sched/accord/pkg/constraints"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
@@ -34,7 +36,7 @@ func TestArgs(t *testing.T) {
 		check func(*testing.T, *LowNodeLoadArgs)
 	}{
 		{name: "defaults agree with LoadAware's", check: func(t *testing.T, a *LowNodeLoadArgs) {
-			if a.HighThresholds[corev1.ResourceCPU] != 65 || a.HighThresholds[corev1.ResourceMemory] != 95 || *a.NodeMetricExpirationSeconds != 180 || a.ConsecutiveAbnormalities != 3 {
+			if !maps.Equal(a.HighThresholds, config.DefaultUsageThresholds()) || *a.NodeMetricExpirationSeconds != config.DefaultNodeMetricExpirationSeconds || a.ConsecutiveAbnormalities != DefaultConsecutiveAbnormalities {
 				t.Fatalf("defaults %+v", a)
 			}
 		}},
@@ -202,7 +204,10 @@ func TestBalance(t *testing.T) {
 func TestNoSecondWaveWhileMetricLags(t *testing.T) {
 	objs := append(pods("n1", hotPods...), fake.Node("n1", nil, 10, 16), fake.Node("n3", nil, 10, 16))
 	env := plugintest.New(t, plugintest.Options{CRs: []runtime.Object{metric("n1", 9000, 0, hotPods...), metric("n3", 0, 0)}}, objs...)
-	args := LowNodeLoadArgs{ConsecutiveAbnormalities: 2}
+	// The scenario's thresholds are its own, so that it does not move with the defaults.
+	args := LowNodeLoadArgs{ConsecutiveAbnormalities: 2,
+		HighThresholds: map[corev1.ResourceName]int64{corev1.ResourceCPU: 65, corev1.ResourceMemory: 95},
+		LowThresholds:  map[corev1.ResourceName]int64{corev1.ResourceCPU: 45, corev1.ResourceMemory: 75}}
 	args.SetDefaults()
 	pl, err := New(t.Context(), &args, env.Handle())
 	if err != nil {

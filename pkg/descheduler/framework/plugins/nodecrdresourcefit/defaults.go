@@ -2,7 +2,8 @@ package nodecrdresourcefit
 
 import "github.com/accord-sched/accord/apis/config"
 
-// SetDefaults_NodeCRDResourceFitArgs sets missingCRPolicy to Reject, the scheduler plugin's default.
+// SetDefaults_NodeCRDResourceFitArgs sets missingCRPolicy to the scheduler plugin's default
+// (config.DefaultMissingCRPolicy).
 func SetDefaults_NodeCRDResourceFitArgs(a *NodeCRDResourceFitArgs) {
 	if a.MissingCRPolicy == "" {
 		a.MissingCRPolicy = config.DefaultMissingCRPolicy

@@ -17,9 +17,9 @@ type NodeCRDResourceFitArgs struct {
 	metav1.TypeMeta `json:",inline"`
 
 	// MissingCRPolicy is what a node without a ClusterScopedResource means, exactly as the scheduler
-	// plugin's arg of the same name: Reject (default) makes every pod on it a violator, Ignore makes
-	// none. With --scheduler-config-file it defaults to the scheduler's value, and another value is
-	// rejected.
+	// plugin's arg of the same name: Reject makes every pod on it a violator, Ignore makes none.
+	// Defaults to Reject; with --scheduler-config-file it defaults to the scheduler's value, and
+	// another value is rejected.
 	MissingCRPolicy config.MissingCRPolicy `json:"missingCRPolicy,omitempty"`
 	// Namespaces limits the plugin to (include) or keeps it away from (exclude) namespaces.
 	Namespaces *pluginutil.Namespaces `json:"namespaces,omitempty"`
