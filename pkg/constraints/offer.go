@@ -18,7 +18,8 @@ import (
 //
 // An Offer is read at every node a scheduler visits, where its memory is seldom in the CPU's cache:
 // the first names and scores are kept inline, where enabled and scores then point (an Offer is
-// never copied), so that a check reads the Offer's own memory and nothing further. Each list is
+// copied only with CopyTo, which points the copy's lists at its own inline storage), so that a
+// check reads the Offer's own memory and nothing further. Each list is
 // followed by its inline storage, so a check reads adjacent bytes.
 type Offer struct {
 	enabled       []corev1.ResourceName
@@ -67,6 +68,20 @@ func (o *Offer) intern(name corev1.ResourceName) corev1.ResourceName {
 	h := unique.Make(string(name))
 	o.handles = append(o.handles, h)
 	return corev1.ResourceName(h.Value())
+}
+
+// CopyTo makes dst an Offer equal to o that reads its own memory: the lists o keeps inline are
+// copied into dst's inline storage (a plain struct copy would leave dst's lists pointing into o),
+// longer ones are shared, as o never changes them. A NodeIndex keeps each node's Offer inside the
+// node's data with it, so that a Filter or Score reads one object where it read two.
+func (o *Offer) CopyTo(dst *Offer) {
+	*dst = *o
+	if len(o.enabled) <= inlineNames {
+		dst.enabled = append(dst.enabledInline[:0:inlineNames], o.enabled...)
+	}
+	if len(o.scores) <= inlineNames {
+		dst.scores = append(dst.scoresInline[:0:inlineNames], o.scores...)
+	}
 }
 
 // Intern returns the canonical copy of name: every interned copy of a name shares one backing array,

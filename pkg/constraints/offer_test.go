@@ -171,3 +171,35 @@ func TestOfferKeepsShortListsInline(t *testing.T) {
 		}
 	}
 }
+
+// TestOfferCopyTo: a copy answers as the Offer does, and one whose lists fit inline reads its own
+// memory only, never the original's.
+func TestOfferCopyTo(t *testing.T) {
+	names := []corev1.ResourceName{"cpu", "memory", exMem, exSSD, "example.com/gpu"}
+	for _, n := range []int{0, 2, 4, 5} {
+		filter := map[corev1.ResourceName]bool{}
+		score := map[corev1.ResourceName]schedv1alpha1.ResourceScore{}
+		for i, name := range names[:n] {
+			filter[name], score[name] = true, schedv1alpha1.ResourceScore(10*i+5)
+		}
+		o := NewOffer(csr(filter, score))
+		var c Offer
+		o.CopyTo(&c)
+		for _, req := range [][]corev1.ResourceName{nil, names[:1], names[:2], names[1:4], names} {
+			if got, want := c.NodeScore(req), o.NodeScore(req); got != want {
+				t.Errorf("%d names: the copy's NodeScore(%v) = %d, the Offer's %d", n, req, got, want)
+			}
+			gm, gok := c.MissingResource(req)
+			wm, wok := o.MissingResource(req)
+			if gm != wm || gok != wok {
+				t.Errorf("%d names: the copy's MissingResource(%v) = %q, %v, the Offer's %q, %v", n, req, gm, gok, wm, wok)
+			}
+		}
+		if n == 0 || n > inlineNames {
+			continue
+		}
+		if &c.enabled[0] != &c.enabledInline[0] || &c.scores[0] != &c.scoresInline[0] {
+			t.Errorf("%d names: the copy's lists do not point at its own inline storage", n)
+		}
+	}
+}

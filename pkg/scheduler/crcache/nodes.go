@@ -156,6 +156,11 @@ type NodeData struct {
 	// into inline when that holds them all, which saves Derived a memory access.
 	derived []any
 	inline  [inlineDerived]any
+	// offer is where Offer points: the index keeps a copy of the compiled Offer inside the node's
+	// data (constraints.Offer.CopyTo), so that NodeCRDResourceFit's Filter and Score, which find the
+	// data and then read the Offer at every node they visit, read one object rather than two apart
+	// in memory (at 5000 nodes each is likely a cache miss).
+	offer constraints.Offer
 }
 
 // inlineDerived is how many derived values NodeData holds inline: one per Accord plugin that
@@ -319,6 +324,14 @@ func (x *NodeIndex) update(name string, change func(*NodeData)) {
 		oldNode = old.Node
 	}
 	change(d)
+	switch {
+	case d.Offer == nil:
+		d.offer = constraints.Offer{}
+	case d.Offer != &d.offer:
+		// A new Offer, or the old data's copy: copied into this data's own memory.
+		d.Offer.CopyTo(&d.offer)
+		d.Offer = &d.offer
+	}
 	if d.Node == nil && d.CR == nil && d.Metric == nil {
 		if old != nil {
 			x.republish(func(e *mapEdit) {

@@ -335,3 +335,43 @@ func TestNodeTable(t *testing.T) {
 		t.Error("an empty table is not empty")
 	}
 }
+
+// TestNodeDataHoldsItsOffer: the Offer a node's data points at lives inside that data (a copy of
+// the compiled one that answers the same), through a CR's add and update, the Node's arrival and a
+// NodeMetric's (which copy the data), and is gone with the CR.
+func TestNodeDataHoldsItsOffer(t *testing.T) {
+	x := NewNodeIndex()
+	offers, loads, h := x.ClusterScopedResourceHandler(), x.NodeMetricHandler(), x.NodeHandler()
+	n1 := nodeObj("n1")
+	check := func(step string, enabled, missing corev1.ResourceName) {
+		t.Helper()
+		d := x.Get("n1")
+		if d == nil || d.Offer == nil {
+			t.Fatalf("%s: no Offer for n1: %+v", step, d)
+		}
+		if d.Offer != &d.offer {
+			t.Errorf("%s: the Offer is not the one inside the node's data", step)
+		}
+		if _, miss := d.Offer.MissingResource([]corev1.ResourceName{enabled}); miss {
+			t.Errorf("%s: the Offer does not enable %s", step, enabled)
+		}
+		if _, miss := d.Offer.MissingResource([]corev1.ResourceName{missing}); !miss {
+			t.Errorf("%s: the Offer enables %s", step, missing)
+		}
+	}
+	offers.OnAdd(csr("n1", "example.com/memory"), true)
+	check("CR added", "example.com/memory", "example.com/ssd")
+	h.OnAdd(n1, true)
+	check("Node added", "example.com/memory", "example.com/ssd")
+	if d := x.Lookup(n1); d == nil || d.Offer != &d.offer {
+		t.Errorf("Lookup by Node object: %+v, want the data holding its Offer", d)
+	}
+	loads.OnAdd(metricObj("n1", "1"), true)
+	check("NodeMetric added", "example.com/memory", "example.com/ssd")
+	offers.OnUpdate(nil, csr("n1", "example.com/ssd"))
+	check("CR updated", "example.com/ssd", "example.com/memory")
+	offers.OnDelete(csr("n1"))
+	if d := x.Get("n1"); d == nil || d.Offer != nil || !reflect.ValueOf(d.offer).IsZero() {
+		t.Errorf("CR deleted: %+v, want the node's data without an Offer", d)
+	}
+}
