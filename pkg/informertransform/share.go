@@ -47,11 +47,13 @@ type PodSharer struct {
 	tolerations table[[]corev1.Toleration]
 	owners      table[[]metav1.OwnerReference]
 
-	// trim: TrimPod first, then share whole container lists, affinities and spread constraints too.
+	// trim: TrimPod first, then share whole container lists, affinities, spread constraints and
+	// container status lists too.
 	trim       bool
 	containers table[[]corev1.Container]
 	affinities table[[]*corev1.Affinity]
 	spreads    table[[]corev1.TopologySpreadConstraint]
+	statuses   table[[]corev1.ContainerStatus]
 }
 
 // NewPodSharer returns an empty PodSharer; give each informer factory its own.
@@ -59,9 +61,11 @@ func NewPodSharer() *PodSharer { return &PodSharer{} }
 
 // NewTrimmingPodSharer returns an empty PodSharer that also trims (the descheduler's): a pod first
 // loses the fields of Trimmed (TrimPod), then shares, beyond what NewPodSharer's pods share, its
-// container and init container lists, its affinity and its topology spread constraints with the
-// pods whose trimmed ones are equal, which the replicas of one template are (their environment,
-// probes and volume mounts, which trimming drops, are the parts that sometimes differ).
+// container and init container lists, its affinity, its topology spread constraints and its
+// container and init container status lists with the pods whose trimmed ones are equal, which the
+// replicas of one template are (their environment, probes and volume mounts, which trimming drops,
+// are the parts that sometimes differ; their statuses differ by the runtime's container IDs and
+// start times, which it drops too, until a container restarts).
 func NewTrimmingPodSharer() *PodSharer { return &PodSharer{trim: true} }
 
 // Transform is the cache.TransformFunc: a pod is stripped of its managedFields (and trimmed, if the
@@ -144,6 +148,12 @@ func (s *PodSharer) share(pod *corev1.Pod) {
 			c.Image = constraints.Intern(c.Image)
 			c.ImageID = constraints.Intern(c.ImageID)
 		}
+	}
+	if s.trim {
+		// Trimmed of their runtime handles and start times, the container statuses of a template's
+		// running replicas are equal (until one restarts).
+		st.InitContainerStatuses = sharedJSON(s, &s.statuses, st.InitContainerStatuses)
+		st.ContainerStatuses = sharedJSON(s, &s.statuses, st.ContainerStatuses)
 	}
 }
 
