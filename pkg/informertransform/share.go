@@ -31,8 +31,9 @@ const maxSharedJSON = 64 << 10
 // Deployment hold ten thousand equal requests maps, label maps, toleration lists and owner
 // references, and a hundred thousand copies of strings such as the namespace, the image or
 // "Running". At 100000 pods that is a quarter of the descheduler's heap. PodSharer points equal
-// parts at one copy: maps and lists through bounded tables keyed by their content, strings through
-// Go's unique package (which forgets a string once no pod holds it).
+// parts at one copy: maps and lists through bounded tables keyed by their content, pointers to
+// scalars (priority, grace periods, booleans) through one pointer per value, strings through Go's
+// unique package (which forgets a string once no pod holds it).
 //
 // Sharing is safe because informer objects are read-only (client-go's contract, which the plugins,
 // the evictor and the simulated scheduler keep: whatever changes a pod deep-copies it first), and
@@ -46,6 +47,13 @@ type PodSharer struct {
 	lists       table[corev1.ResourceList]
 	tolerations table[[]corev1.Toleration]
 	owners      table[[]metav1.OwnerReference]
+	hostIPs     table[[]corev1.HostIP]
+	// One pointer per value of the spec's optional scalars (priority, grace periods, booleans),
+	// which the apiserver's defaults set on every pod.
+	bools       values[bool]
+	int32s      values[int32]
+	int64s      values[int64]
+	preemptions values[corev1.PreemptionPolicy]
 
 	// trim: TrimPod first, then share whole container lists, affinities, spread constraints and
 	// container status lists too.
@@ -102,6 +110,15 @@ func (s *PodSharer) share(pod *corev1.Pod) {
 	spec.RestartPolicy = corev1.RestartPolicy(constraints.Intern(string(spec.RestartPolicy)))
 	spec.DNSPolicy = corev1.DNSPolicy(constraints.Intern(string(spec.DNSPolicy)))
 	spec.NodeSelector = s.stringMap(spec.NodeSelector)
+	spec.TerminationGracePeriodSeconds = s.int64s.share(spec.TerminationGracePeriodSeconds)
+	spec.ActiveDeadlineSeconds = s.int64s.share(spec.ActiveDeadlineSeconds)
+	spec.AutomountServiceAccountToken = s.bools.share(spec.AutomountServiceAccountToken)
+	spec.ShareProcessNamespace = s.bools.share(spec.ShareProcessNamespace)
+	spec.EnableServiceLinks = s.bools.share(spec.EnableServiceLinks)
+	spec.SetHostnameAsFQDN = s.bools.share(spec.SetHostnameAsFQDN)
+	spec.HostUsers = s.bools.share(spec.HostUsers)
+	spec.Priority = s.int32s.share(spec.Priority)
+	spec.PreemptionPolicy = s.preemptions.share(spec.PreemptionPolicy)
 	spec.Tolerations = s.tolerationList(spec.Tolerations)
 	spec.Overhead = s.resourceList(spec.Overhead)
 	for _, containers := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
@@ -135,6 +152,7 @@ func (s *PodSharer) share(pod *corev1.Pod) {
 	for i := range st.HostIPs {
 		st.HostIPs[i].IP = constraints.Intern(st.HostIPs[i].IP)
 	}
+	st.HostIPs = sharedList(s, &s.hostIPs, st.HostIPs, func(h *corev1.HostIP) { s.put(h.IP) })
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
 		c.Type = corev1.PodConditionType(constraints.Intern(string(c.Type)))
@@ -174,6 +192,25 @@ func (t *table[V]) share(key []byte, v V) V {
 	}
 	t.m[string(key)] = v
 	return v
+}
+
+// values maps a scalar value to the one pointer to it handed out so far.
+type values[T comparable] struct{ m map[T]*T }
+
+func (v *values[T]) share(p *T) *T {
+	if p == nil {
+		return nil
+	}
+	if c, ok := v.m[*p]; ok {
+		return c
+	}
+	if v.m == nil {
+		v.m = map[T]*T{}
+	} else if len(v.m) >= maxShared {
+		clear(v.m)
+	}
+	v.m[*p] = p
+	return p
 }
 
 // put appends a length-prefixed field to the key, so that no two contents have the same key.
