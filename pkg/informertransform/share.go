@@ -31,8 +31,9 @@ const maxSharedJSON = 64 << 10
 // Deployment hold ten thousand equal requests maps, label maps, toleration lists and owner
 // references, and a hundred thousand copies of strings such as the namespace, the image or
 // "Running". At 100000 pods that is a quarter of the descheduler's heap. PodSharer points equal
-// parts at one copy: maps and lists through bounded tables keyed by their content, strings through
-// Go's unique package (which forgets a string once no pod holds it).
+// parts at one copy: maps and lists through bounded tables keyed by their content, pointers to
+// scalars (priority, grace periods, booleans) through one pointer per value, strings through Go's
+// unique package (which forgets a string once no pod holds it).
 //
 // Sharing is safe because informer objects are read-only (client-go's contract, which the plugins,
 // the evictor and the simulated scheduler keep: whatever changes a pod deep-copies it first), and
@@ -46,12 +47,21 @@ type PodSharer struct {
 	lists       table[corev1.ResourceList]
 	tolerations table[[]corev1.Toleration]
 	owners      table[[]metav1.OwnerReference]
+	hostIPs     table[[]corev1.HostIP]
+	// One pointer per value of the spec's optional scalars (priority, grace periods, booleans),
+	// which the apiserver's defaults set on every pod.
+	bools       values[bool]
+	int32s      values[int32]
+	int64s      values[int64]
+	preemptions values[corev1.PreemptionPolicy]
 
-	// trim: TrimPod first, then share whole container lists, affinities and spread constraints too.
+	// trim: TrimPod first, then share whole container lists, affinities, spread constraints and
+	// container status lists too.
 	trim       bool
 	containers table[[]corev1.Container]
 	affinities table[[]*corev1.Affinity]
 	spreads    table[[]corev1.TopologySpreadConstraint]
+	statuses   table[[]corev1.ContainerStatus]
 }
 
 // NewPodSharer returns an empty PodSharer; give each informer factory its own.
@@ -59,9 +69,11 @@ func NewPodSharer() *PodSharer { return &PodSharer{} }
 
 // NewTrimmingPodSharer returns an empty PodSharer that also trims (the descheduler's): a pod first
 // loses the fields of Trimmed (TrimPod), then shares, beyond what NewPodSharer's pods share, its
-// container and init container lists, its affinity and its topology spread constraints with the
-// pods whose trimmed ones are equal, which the replicas of one template are (their environment,
-// probes and volume mounts, which trimming drops, are the parts that sometimes differ).
+// container and init container lists, its affinity, its topology spread constraints and its
+// container and init container status lists with the pods whose trimmed ones are equal, which the
+// replicas of one template are (their environment, probes and volume mounts, which trimming drops,
+// are the parts that sometimes differ; their statuses differ by the runtime's container IDs and
+// start times, which it drops too, until a container restarts).
 func NewTrimmingPodSharer() *PodSharer { return &PodSharer{trim: true} }
 
 // Transform is the cache.TransformFunc: a pod is stripped of its managedFields (and trimmed, if the
@@ -98,6 +110,15 @@ func (s *PodSharer) share(pod *corev1.Pod) {
 	spec.RestartPolicy = corev1.RestartPolicy(constraints.Intern(string(spec.RestartPolicy)))
 	spec.DNSPolicy = corev1.DNSPolicy(constraints.Intern(string(spec.DNSPolicy)))
 	spec.NodeSelector = s.stringMap(spec.NodeSelector)
+	spec.TerminationGracePeriodSeconds = s.int64s.share(spec.TerminationGracePeriodSeconds)
+	spec.ActiveDeadlineSeconds = s.int64s.share(spec.ActiveDeadlineSeconds)
+	spec.AutomountServiceAccountToken = s.bools.share(spec.AutomountServiceAccountToken)
+	spec.ShareProcessNamespace = s.bools.share(spec.ShareProcessNamespace)
+	spec.EnableServiceLinks = s.bools.share(spec.EnableServiceLinks)
+	spec.SetHostnameAsFQDN = s.bools.share(spec.SetHostnameAsFQDN)
+	spec.HostUsers = s.bools.share(spec.HostUsers)
+	spec.Priority = s.int32s.share(spec.Priority)
+	spec.PreemptionPolicy = s.preemptions.share(spec.PreemptionPolicy)
 	spec.Tolerations = s.tolerationList(spec.Tolerations)
 	spec.Overhead = s.resourceList(spec.Overhead)
 	for _, containers := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
@@ -131,6 +152,7 @@ func (s *PodSharer) share(pod *corev1.Pod) {
 	for i := range st.HostIPs {
 		st.HostIPs[i].IP = constraints.Intern(st.HostIPs[i].IP)
 	}
+	st.HostIPs = sharedList(s, &s.hostIPs, st.HostIPs, func(h *corev1.HostIP) { s.put(h.IP) })
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
 		c.Type = corev1.PodConditionType(constraints.Intern(string(c.Type)))
@@ -144,6 +166,12 @@ func (s *PodSharer) share(pod *corev1.Pod) {
 			c.Image = constraints.Intern(c.Image)
 			c.ImageID = constraints.Intern(c.ImageID)
 		}
+	}
+	if s.trim {
+		// Trimmed of their runtime handles and start times, the container statuses of a template's
+		// running replicas are equal (until one restarts).
+		st.InitContainerStatuses = sharedJSON(s, &s.statuses, st.InitContainerStatuses)
+		st.ContainerStatuses = sharedJSON(s, &s.statuses, st.ContainerStatuses)
 	}
 }
 
@@ -164,6 +192,25 @@ func (t *table[V]) share(key []byte, v V) V {
 	}
 	t.m[string(key)] = v
 	return v
+}
+
+// values maps a scalar value to the one pointer to it handed out so far.
+type values[T comparable] struct{ m map[T]*T }
+
+func (v *values[T]) share(p *T) *T {
+	if p == nil {
+		return nil
+	}
+	if c, ok := v.m[*p]; ok {
+		return c
+	}
+	if v.m == nil {
+		v.m = map[T]*T{}
+	} else if len(v.m) >= maxShared {
+		clear(v.m)
+	}
+	v.m[*p] = p
+	return p
 }
 
 // put appends a length-prefixed field to the key, so that no two contents have the same key.

@@ -37,6 +37,8 @@ func sharedPod() *corev1.Pod {
 	pod.Status.HostIP = "10.0.0.1"
 	pod.Status.HostIPs = []corev1.HostIP{{IP: "10.0.0.1"}}
 	pod.Status.ContainerStatuses[0].Image, pod.Status.ContainerStatuses[0].ImageID = "img:1", "sha256:1"
+	pod.Spec.Priority, pod.Spec.PreemptionPolicy = new(int32(0)), new(corev1.PreemptLowerPriority)
+	pod.Spec.EnableServiceLinks, pod.Spec.TerminationGracePeriodSeconds = new(true), new(int64(30))
 	return pod
 }
 
@@ -101,6 +103,11 @@ func TestPodSharerSharesEqualParts(t *testing.T) {
 		"condition type":    same(string(a.Status.Conditions[0].Type), string(b.Status.Conditions[0].Type)),
 		"status image id":   same(a.Status.ContainerStatuses[0].ImageID, b.Status.ContainerStatuses[0].ImageID),
 		"host IP":           same(a.Status.HostIPs[0].IP, b.Status.HostIPs[0].IP),
+		"host IPs":          same(a.Status.HostIPs, b.Status.HostIPs),
+		"priority":          a.Spec.Priority == b.Spec.Priority,
+		"preemption policy": a.Spec.PreemptionPolicy == b.Spec.PreemptionPolicy,
+		"service links":     a.Spec.EnableServiceLinks == b.Spec.EnableServiceLinks,
+		"grace period":      a.Spec.TerminationGracePeriodSeconds == b.Spec.TerminationGracePeriodSeconds,
 		"scheduler name":    same(a.Spec.SchedulerName, b.Spec.SchedulerName),
 		"termination path":  same(a.Spec.Containers[1].TerminationMessagePath, b.Spec.Containers[1].TerminationMessagePath),
 		"pod name (unique)": !same(a.Name, b.Name),
@@ -124,6 +131,8 @@ func TestPodSharerKeepsDifferentContentApart(t *testing.T) {
 	b.Spec.Containers[1].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("51m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
 	b.Spec.Tolerations[1].TolerationSeconds = new(int64(30))
 	b.OwnerReferences[0].Controller = new(false)
+	b.Spec.Priority, b.Spec.EnableServiceLinks = new(int32(7)), new(false)
+	b.Status.HostIPs = []corev1.HostIP{{IP: "10.0.0.2"}}
 	// Keys are length-prefixed: {"ab": "c"} and {"a": "bc"} must not collide.
 	a.Spec.NodeSelector, b.Spec.NodeSelector = map[string]string{"ab": "c"}, map[string]string{"a": "bc"}
 	for _, p := range []*corev1.Pod{a, b} {
@@ -133,7 +142,8 @@ func TestPodSharerKeepsDifferentContentApart(t *testing.T) {
 	}
 	if b.Labels["app"] != "web2" || b.Spec.NodeSelector["a"] != "bc" || a.Spec.NodeSelector["ab"] != "c" ||
 		b.Spec.Containers[1].Resources.Requests.Cpu().MilliValue() != 51 || *b.Spec.Tolerations[1].TolerationSeconds != 30 ||
-		*b.OwnerReferences[0].Controller {
+		*b.OwnerReferences[0].Controller || *b.Spec.Priority != 7 || *b.Spec.EnableServiceLinks || *a.Spec.Priority != 0 ||
+		b.Status.HostIPs[0].IP != "10.0.0.2" {
 		t.Errorf("a pod took another pod's different content: %+v", b)
 	}
 }

@@ -35,9 +35,9 @@ const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 //     the in-tree disk types; DefaultEvictor: emptyDir, hostPath, persistentVolumeClaim);
 //   - status: phase, reason, message, qosClass, startTime, conditions' type, status, reason and
 //     lastTransitionTime (resize conditions for NodeResourcesFit's requests, readiness), every
-//     container status's name, ready, started, restartCount, image, state (the waiting and
-//     terminated reasons, exit codes and times: RemovePodsHavingTooManyRestarts, RemoveFailedPods,
-//     PodLifeTime), resources and allocatedResources (in-place resize: the requests the scheduler
+//     container status's name, ready, started, restartCount, image, state (whether it runs, the
+//     waiting and terminated reasons, exit codes and times: RemovePodsHavingTooManyRestarts,
+//     RemoveFailedPods, PodLifeTime), resources and allocatedResources (in-place resize: the requests the scheduler
 //     counts), and hostIP.
 //
 // Nothing else is read; TestTrimmedFieldsAreTheAuditedOnes keeps this list and TrimPod equal, and
@@ -100,6 +100,7 @@ var Trimmed = []TrimmedField{
 	{"status.containerStatuses[].state.waiting.message", "the reason is read, not the message"},
 	{"status.containerStatuses[].state.terminated.message", "the reason and exit code are read"},
 	{"status.containerStatuses[].state.terminated.containerID", "the runtime's handle"},
+	{"status.containerStatuses[].state.running.startedAt", "a running container is read as running (its state is not waiting or terminated); the age rules read the pod's creationTimestamp. Without it the statuses of a template's healthy replicas are equal, and shared"},
 	{"status.containerStatuses[].volumeMounts", "as for spec.containers[].volumeMounts"},
 	{"status.containerStatuses[].user", "the runtime's"},
 	{"status.containerStatuses[].allocatedResourcesStatus", "device health, read by no rule"},
@@ -109,6 +110,7 @@ var Trimmed = []TrimmedField{
 	{"status.initContainerStatuses[].state.waiting.message", "as for containerStatuses"},
 	{"status.initContainerStatuses[].state.terminated.message", "as for containerStatuses"},
 	{"status.initContainerStatuses[].state.terminated.containerID", "as for containerStatuses"},
+	{"status.initContainerStatuses[].state.running.startedAt", "as for containerStatuses"},
 	{"status.initContainerStatuses[].volumeMounts", "as for containerStatuses"},
 	{"status.initContainerStatuses[].user", "as for containerStatuses"},
 	{"status.initContainerStatuses[].allocatedResourcesStatus", "as for containerStatuses"},
@@ -118,6 +120,7 @@ var Trimmed = []TrimmedField{
 	{"status.ephemeralContainerStatuses[].state.waiting.message", "as for containerStatuses"},
 	{"status.ephemeralContainerStatuses[].state.terminated.message", "as for containerStatuses"},
 	{"status.ephemeralContainerStatuses[].state.terminated.containerID", "as for containerStatuses"},
+	{"status.ephemeralContainerStatuses[].state.running.startedAt", "as for containerStatuses"},
 	{"status.ephemeralContainerStatuses[].volumeMounts", "as for containerStatuses"},
 	{"status.ephemeralContainerStatuses[].user", "as for containerStatuses"},
 	{"status.ephemeralContainerStatuses[].allocatedResourcesStatus", "as for containerStatuses"},
@@ -178,6 +181,9 @@ func trimContainerStatus(s *corev1.ContainerStatus) {
 	}
 	if t := s.State.Terminated; t != nil {
 		t.Message, t.ContainerID = "", ""
+	}
+	if r := s.State.Running; r != nil {
+		r.StartedAt = metav1.Time{}
 	}
 	s.VolumeMounts, s.User, s.AllocatedResourcesStatus = nil, nil, nil
 }

@@ -7,10 +7,12 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -163,8 +165,10 @@ func TestTrimmingPodSharerSharesTemplates(t *testing.T) {
 		pod.Name = fmt.Sprintf("p%d", i)
 		pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "POD", Value: pod.Name}}
 		pod.Status.ContainerStatuses[0].ContainerID = "containerd://" + pod.Name
+		pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(int64(1700000000+i), 0))}}
 		if i == 2 {
 			pod.Spec.Containers[1].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("60m")
+			pod.Status.ContainerStatuses[0].RestartCount = 1
 		}
 		want := pod.DeepCopy()
 		want.ManagedFields = nil
@@ -188,6 +192,16 @@ func TestTrimmingPodSharerSharesTemplates(t *testing.T) {
 	}
 	if !same(a.InitContainers, c.InitContainers) || a.Affinity != c.Affinity {
 		t.Error("equal init containers and affinities are not shared")
+	}
+	as, bs, cs := got[0].Status, got[1].Status, got[2].Status
+	if !same(as.ContainerStatuses, bs.ContainerStatuses) || !same(as.InitContainerStatuses, cs.InitContainerStatuses) {
+		t.Error("running replicas of one template, started at different times, do not share their container statuses")
+	}
+	if same(as.ContainerStatuses, cs.ContainerStatuses) {
+		t.Error("a restarted replica shares the container statuses of one that did not restart")
+	}
+	if as.ContainerStatuses[0].State.Running == nil || cap(as.ContainerStatuses) != len(as.ContainerStatuses) {
+		t.Error("a shared container status lost its running state, or its list is not clipped")
 	}
 	if cap(a.Containers) != len(a.Containers) {
 		t.Error("a shared container list is not clipped")

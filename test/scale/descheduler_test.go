@@ -82,6 +82,10 @@ type deschedRun struct {
 	// quarter of the CPUs and the code that allocates pays mark assists.
 	GCs    int
 	GCMark time.Duration
+	// LiveHeap is the largest heap a collection found live (gctrace's third figure), HeapPeak the
+	// largest heap a collection started or ended at (its first two): RSS is HeapPeak plus what the
+	// runtime has not returned to the OS, stacks and the runtime's own memory.
+	LiveHeap, HeapPeak int64
 	// Candidates are the pods (namespace/name) SchedulerSimulation decided on, each once, in order.
 	Candidates []string
 	// CapSkippedFrom is the plugin the runtime skipped first once the total cap was reached, and
@@ -98,6 +102,7 @@ var (
 	// start, seconds since the process started, and its wall clock phases in ms.
 	klogTime = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})`)
 	gcLine   = regexp.MustCompile(`^gc \d+ @([0-9.]+)s [0-9]+%: ([0-9.]+)\+([0-9.]+)\+([0-9.]+) ms clock`)
+	gcHeap   = regexp.MustCompile(`^gc \d+ @.*, ([0-9]+)->([0-9]+)->([0-9]+) MB`)
 )
 
 // gcsInCycle counts the gctrace lines of log whose collection started during the cycle that ended
@@ -137,6 +142,22 @@ func gcsInCycle(log string, processStart time.Time, cycle time.Duration) (int, t
 	return n, mark
 }
 
+// gcHeaps returns, over the gctrace lines of log, the largest live heap a collection marked and
+// the largest heap one started or ended at, in bytes.
+func gcHeaps(log string) (live, peak int64) {
+	for _, line := range strings.Split(log, "\n") {
+		m := gcHeap.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		start, _ := strconv.ParseInt(m[1], 10, 64)
+		end, _ := strconv.ParseInt(m[2], 10, 64)
+		marked, _ := strconv.ParseInt(m[3], 10, 64)
+		live, peak = max(live, marked<<20), max(peak, start<<20, end<<20)
+	}
+	return live, peak
+}
+
 // runDescheduler runs accord-descheduler for one dry-run cycle with the policy (limits prepended)
 // and the scheduler configuration it simulates, and measures it from its log and its rusage.
 func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedulerConfig, variant, limits string) deschedRun {
@@ -150,7 +171,7 @@ func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedule
 	cmd := exec.CommandContext(ctx, bin, "--kubeconfig="+kubeconfig, "--policy-config-file="+policy,
 		"--scheduler-config-file="+schedulerConfig, "--descheduling-interval=0", "--dry-run", "--secure-port=0",
 		"--client-connection-qps=5000", "--client-connection-burst=5000", "-v=2")
-	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
+	cmd.Env = append(deschedulerEnv(), "GODEBUG=gctrace=1")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	start := time.Now()
@@ -188,6 +209,7 @@ func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedule
 		t.Fatalf("cycle duration %q: %v", m[1], err)
 	}
 	r.GCs, r.GCMark = gcsInCycle(log, start, r.Cycle)
+	r.LiveHeap, r.HeapPeak = gcHeaps(log)
 	r.Admitted = strings.Count(log, `"Eviction admitted by the scheduler simulation"`)
 	r.Simulated = r.Admitted + strings.Count(log, `"Eviction blocked by the scheduler simulation"`)
 	r.DryRun = strings.Count(log, `"Dry run: would evict pod"`)
@@ -213,6 +235,25 @@ func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedule
 	return r
 }
 
+// deschedulerEnv is the environment accord-descheduler runs with: the test's, with GOMEMLIMIT set to
+// ACCORD_SCALE_DESCHEDULER_GOMEMLIMIT when that is set (as the Helm chart sets it from the
+// container's memory limit; the test process, which holds the control plane, keeps none).
+func deschedulerEnv() []string {
+	env := os.Environ()
+	if v := os.Getenv("ACCORD_SCALE_DESCHEDULER_GOMEMLIMIT"); v != "" {
+		env = append(env, "GOMEMLIMIT="+v)
+	}
+	return env
+}
+
+// deschedulerMemLimit describes the descheduler's GOMEMLIMIT for a FIGURE line.
+func deschedulerMemLimit() string {
+	if v := os.Getenv("ACCORD_SCALE_DESCHEDULER_GOMEMLIMIT"); v != "" {
+		return "GOMEMLIMIT=" + v
+	}
+	return "no GOMEMLIMIT"
+}
+
 // tail returns the last n lines of out.
 func tail(out []byte, n int) string {
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
@@ -224,7 +265,8 @@ func tail(out []byte, n int) string {
 
 // profileDescheduler runs accord-descheduler with the policy (default caps) in interval mode with
 // --profiling, takes a CPU profile from its start and, once its first cycle is done, a heap profile
-// (dir/descheduler.{cpu,heap}.pprof), then stops it. For looking at; it measures nothing.
+// after a collection, so in-use is the live heap (dir/descheduler.{cpu,heap}.pprof), then stops it.
+// For looking at; it measures nothing.
 func profileDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedulerConfig, dir string) {
 	t.Helper()
 	policy := filepath.Join(t.TempDir(), "policy.yaml")
@@ -239,6 +281,7 @@ func profileDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, sche
 		"--client-connection-qps=5000", "--client-connection-burst=5000", "-v=1",
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--profiling",
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/debug/pprof/*")
+	cmd.Env = deschedulerEnv()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +323,7 @@ func profileDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, sche
 	case <-ctx.Done():
 		t.Fatal("accord-descheduler: no cycle done")
 	}
-	if err := fetchProfile(ctx, port, "heap", dir, "descheduler.heap.pprof"); err != nil {
+	if err := fetchProfile(ctx, port, "heap?gc=1", dir, "descheduler.heap.pprof"); err != nil {
 		t.Errorf("descheduler heap profile: %v", err)
 	}
 	if err := <-cpu; err != nil {
@@ -302,6 +345,9 @@ func TestGCsInCycle(t *testing.T) {
 	n, mark := gcsInCycle(log, start, 1500*time.Millisecond)
 	if n != 2 || mark != 75500*time.Microsecond {
 		t.Fatalf("gcsInCycle = %d, %v; want 2 collections and 75.5ms of marking", n, mark)
+	}
+	if live, peak := gcHeaps(log); live != 150<<20 || peak != 310<<20 {
+		t.Fatalf("gcHeaps = %d, %d; want 150 MiB live and a 310 MiB peak", live, peak)
 	}
 	if n, _ := gcsInCycle("no cycle", start, time.Second); n != 0 {
 		t.Fatalf("without a cycle line: %d collections", n)

@@ -113,8 +113,8 @@ func scalePopulation(t *testing.T, pop population, sz size, b binaries) {
 			perCand = r.Cycle.Seconds() * 1000 / float64(r.Simulated)
 			perSim = r.Simulation.Seconds() * 1000 / float64(r.Simulated)
 		}
-		figure(t, "descheduler %s population=%s nodes=%d pods=%d (%d nodes violating NodeCRDResourceFit): cycle %.2fs, wall %.1fs, %d candidates simulated (%d admitted, %d dry-run evictions), %.0f candidates/s (%.2f ms of cycle per candidate, %.2f ms simulating), CPU %.1fs, peak RSS %.0f MiB, %d GCs during the cycle (%.0f ms marking), plugins skipped at the total cap from: %q",
-			r.Variant, pop, sz.Nodes, sz.BoundPods, violating, r.Cycle.Seconds(), r.Wall.Seconds(), r.Simulated, r.Admitted, r.DryRun, perSec, perCand, perSim, r.CPU.Seconds(), mib(r.PeakRSS), r.GCs, r.GCMark.Seconds()*1000, r.CapSkippedFrom)
+		figure(t, "descheduler %s population=%s nodes=%d pods=%d (%d nodes violating NodeCRDResourceFit, %s): cycle %.2fs, wall %.1fs, %d candidates simulated (%d admitted, %d dry-run evictions), %.0f candidates/s (%.2f ms of cycle per candidate, %.2f ms simulating), CPU %.1fs, peak RSS %.0f MiB (largest live heap %.0f MiB, heap peak %.0f MiB), %d GCs during the cycle (%.0f ms marking), plugins skipped at the total cap from: %q",
+			r.Variant, pop, sz.Nodes, sz.BoundPods, violating, deschedulerMemLimit(), r.Cycle.Seconds(), r.Wall.Seconds(), r.Simulated, r.Admitted, r.DryRun, perSec, perCand, perSim, r.CPU.Seconds(), mib(r.PeakRSS), mib(r.LiveHeap), mib(r.HeapPeak), r.GCs, r.GCMark.Seconds()*1000, r.CapSkippedFrom)
 		if r.Simulated == 0 || r.DryRun == 0 {
 			t.Errorf("descheduler %s: %d candidates simulated, %d dry-run evictions: the population must give it work", r.Variant, r.Simulated, r.DryRun)
 		}

@@ -151,6 +151,13 @@ and/or in reaction to cluster events, evicting pods through the Eviction API wit
 // descheduler until ctx ends.
 func (o *Options) Run(ctx context.Context, opts ...Option) error {
 	ctx, logger := component.Starting(ctx, "accord-descheduler")
+	// The informers hold the cluster's pods: in a container with a memory limit and no GOMEMLIMIT,
+	// the runtime collects harder near the limit instead of being OOM-killed at twice the live heap.
+	if limit, from, err := component.SetMemoryLimitFromCgroup(); err != nil {
+		logger.Error(err, "Reading the cgroup's memory limit; the Go runtime keeps no soft memory limit")
+	} else if limit > 0 {
+		logger.Info("Soft memory limit from the cgroup's", "limit", limit, "cgroupFile", from, "fraction", component.CgroupMemoryLimitFraction)
+	}
 
 	restCfg, err := component.RestConfig(o.kubeconfig(), o.QPS, o.Burst)
 	if err != nil {
