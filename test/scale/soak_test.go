@@ -76,7 +76,9 @@ func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
 // annotates (pods on a node tainted with soakTaint), profile "move" evicts reservation-first
 // (NodeCRDResourceFit's violators, LowNodeLoad's hot nodes and the PodMigrations). The soft profile
 // comes first, so the move profile's evictions do not use up the total cap before it runs. The
-// shared args come from the scheduler configuration.
+// shared args come from the scheduler configuration. SchedulerSimulation remembers each eviction
+// (the pod with it) for flapWindow: 3 minutes here instead of the default hour, so that memory
+// reaches its steady size within the run and a growth of the descheduler's heap past it shows.
 const soakPolicy = `apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 maxNoOfPodsToEvictPerNode: 2
@@ -88,6 +90,9 @@ profiles:
   - name: DefaultEvictor
     args:
       nodeFit: true
+  - name: SchedulerSimulation
+    args:
+      flapWindow: 3m
   plugins:
     filter:
       enabled: [DefaultEvictor]
@@ -100,6 +105,9 @@ profiles:
   - name: DefaultEvictor
     args:
       nodeFit: true
+  - name: SchedulerSimulation
+    args:
+      flapWindow: 3m
   - name: NodeCRDResourceFit
     args:
       schedulerNames: [accord-scheduler]
