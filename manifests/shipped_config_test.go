@@ -29,14 +29,7 @@ func TestShippedConfigurationsAreTheChartConstraints(t *testing.T) {
 	schedulerConfigs := map[string][]byte{"scheduler/config.yaml": readFile(t, "scheduler/config.yaml"),
 		"scheduler/configmap.yaml": []byte(configMap.Data["scheduler-config.yaml"])}
 	for name, data := range schedulerConfigs {
-		var cfg struct {
-			Profiles []struct {
-				PluginConfig []struct {
-					Name string         `json:"name"`
-					Args map[string]any `json:"args"`
-				} `json:"pluginConfig"`
-			} `json:"profiles"`
-		}
+		var cfg pluginConfigs
 		if err := yaml.Unmarshal(data, &cfg); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -59,14 +52,7 @@ func TestShippedConfigurationsAreTheChartConstraints(t *testing.T) {
 		}
 	}
 
-	var policy struct {
-		Profiles []struct {
-			PluginConfig []struct {
-				Name string         `json:"name"`
-				Args map[string]any `json:"args"`
-			} `json:"pluginConfig"`
-		} `json:"profiles"`
-	}
+	var policy pluginConfigs
 	readYAML(t, "descheduler/playground-policy.yaml", &policy)
 	seen := 0
 	for i, p := range policy.Profiles {
@@ -122,4 +108,15 @@ func readYAML(t *testing.T, name string, into any) {
 	if err := yaml.Unmarshal(readFile(t, name), into); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+}
+
+// pluginConfigs is what these tests read of a scheduler configuration or a descheduler policy: each
+// profile's pluginConfig.
+type pluginConfigs struct {
+	Profiles []struct {
+		PluginConfig []struct {
+			Name string         `json:"name"`
+			Args map[string]any `json:"args"`
+		} `json:"pluginConfig"`
+	} `json:"profiles"`
 }

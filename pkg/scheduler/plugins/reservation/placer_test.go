@@ -29,12 +29,7 @@ func TestPlacerConsumerWaitsForThePredecessor(t *testing.T) {
 	sibling := pod("web-b2", t0.Add(time.Second), "1", "rs-uid")
 	sibling.UID = "web-b2-uid"
 	sibling.Spec.NodeName = "n2"
-	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	for _, p := range []*corev1.Pod{old, sibling} {
-		if err := pods.Add(p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pods := podIndexer(t, old, sibling)
 	p := &Placer{pods: corelisters.NewPodLister(pods), indexer: indexer(t, r), ledger: NewLedger()}
 	if c := p.consumer(r); c != nil {
 		t.Fatalf("consumer while %s runs: %s, want none (the reservation waits for its eviction)", old.Name, c.Name)
@@ -67,12 +62,7 @@ func TestPlacerConsumerNotAPodOfTheReservationsSecond(t *testing.T) {
 	sibling := pod("web-b", t0.Add(100*time.Millisecond), "1", "rs-uid")
 	sibling.UID = "web-b-uid"
 	sibling.Spec.NodeName = "n2"
-	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	for _, p := range []*corev1.Pod{old, sibling} {
-		if err := pods.Add(p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pods := podIndexer(t, old, sibling)
 	p := &Placer{pods: corelisters.NewPodLister(pods), indexer: indexer(t, r), ledger: NewLedger()}
 	if c := p.consumer(r); c != nil {
 		t.Fatalf("consumer: %s, created in the reservation's second and placed on its node; want none", c.Name)
@@ -86,4 +76,16 @@ func TestPlacerConsumerNotAPodOfTheReservationsSecond(t *testing.T) {
 	if c := p.consumer(r); c == nil || c.Name != replacement.Name {
 		t.Fatalf("consumer: %v, want the replacement %s (created a second after the reservation)", c, replacement.Name)
 	}
+}
+
+// podIndexer is a pod store holding pods, for a Placer's pod lister.
+func podIndexer(t *testing.T, pods ...*corev1.Pod) cache.Indexer {
+	t.Helper()
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, p := range pods {
+		if err := idx.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return idx
 }
