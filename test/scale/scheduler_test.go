@@ -186,9 +186,10 @@ type schedOpts struct {
 func runSchedulerOn(t *testing.T, ctx context.Context, client kubernetes.Interface, pop population, bin, config, profile string, nodes int, b podBatch, o schedOpts) schedRun {
 	t.Helper()
 	ns, pods := b.ns, b.n
-	label, file := profile, profile
+	// The profiles' file names carry the population: both populations run in one invocation.
+	label, file := profile, fmt.Sprintf("%s-%s", pop, profile)
 	if o.rounds > 0 {
-		label, file = fmt.Sprintf("%s round=%d/%d", profile, o.round, o.rounds), fmt.Sprintf("%s-r%d", profile, o.round)
+		label, file = fmt.Sprintf("%s round=%d/%d", profile, o.round, o.rounds), fmt.Sprintf("%s-%s-r%d", pop, profile, o.round)
 	}
 	start := time.Now()
 	if err := b.create(ctx); err != nil {
