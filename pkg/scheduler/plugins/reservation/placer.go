@@ -239,14 +239,11 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 				}
 				// The profile's plugins filter with the Cache's NodeIndex, which another handler of
 				// this informer updates: the check waits (at most crcache.CatchUpTimeout) until the
-				// index has this CR's spec.
-				deadline := time.Now().Add(crcache.CatchUpTimeout)
-				for {
-					if d := index.Get(cr.Name); (d != nil && d.CR != nil && equality.Semantic.DeepEqual(d.CR.Spec, cr.Spec)) || time.Now().After(deadline) {
-						break
-					}
-					time.Sleep(time.Millisecond)
-				}
+				// index has this CR's spec, woken by the index's changes (a poll with a sleep would
+				// let the check run before or after what follows the event, as the handlers ran).
+				awaitIndex(index, crcache.CatchUpTimeout, func(d *crcache.NodeData) bool {
+					return d != nil && d.CR != nil && equality.Semantic.DeepEqual(d.CR.Spec, cr.Spec)
+				}, cr.Name)
 				p.nodeChanged(cr.Name)
 			}
 			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -268,6 +265,27 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 	}
 	p.synced = append(p.synced, rsv.Informer().HasSynced, podInf.HasSynced, nodeInf.HasSynced)
 	return p, nil
+}
+
+// awaitIndex waits, at most timeout, until ok holds for the index's data of the node named name,
+// waking at each change of the index, and reports whether it did.
+func awaitIndex(index *crcache.NodeIndex, timeout time.Duration, ok func(*crcache.NodeData) bool, name string) bool {
+	var deadline *time.Timer
+	for {
+		changed := index.Changed()
+		if ok(index.Get(name)) {
+			return true
+		}
+		if deadline == nil {
+			deadline = time.NewTimer(timeout)
+			defer deadline.Stop()
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return false
+		}
+	}
 }
 
 // nodeChanged queues the reservations Available on node (in the informer, or placed in the ledger
