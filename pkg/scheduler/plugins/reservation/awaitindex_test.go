@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/scheduler/crcache"
@@ -50,6 +51,60 @@ func TestAwaitIndexWakesWithTheIndex(t *testing.T) {
 		}
 		if waited := time.Since(start); waited != crcache.CatchUpTimeout {
 			t.Fatalf("awaitIndex gave up after %s, want its timeout %s", waited, crcache.CatchUpTimeout)
+		}
+	})
+}
+
+// The placer's ClusterScopedResource handler waits for the NodeIndex to hold what the informer's
+// store holds now (indexHolds), not the object of the event it was given: an event that is stale by
+// the time the handler runs (the CR changed again; the store and the index hold the newer one)
+// does not wait at all, and a current one waits until the index's handler has it. Before, the
+// handler waited for the index to have the event's spec: a stale event waited the whole
+// CatchUpTimeout, every later event of the informer behind it, and a reservation on a node whose CR
+// had just stopped fitting stayed Available that long (the simulation's scenario
+// reservation-first-node-stops-fitting failed 3 runs in 20).
+func TestIndexHoldsTheStoresCR(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		x := crcache.NewNodeIndex()
+		handler := x.ClusterScopedResourceHandler()
+		store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+		cr := func(gpu bool) *schedv1alpha1.ClusterScopedResource {
+			return &schedv1alpha1.ClusterScopedResource{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+				Spec: schedv1alpha1.ClusterScopedResourceSpec{ResourcesFilter: map[corev1.ResourceName]bool{"example.com/gpu": gpu}}}
+		}
+		stale, newer := cr(true), cr(false)
+		// The store and the index hold the newer CR; the handler is given the stale event.
+		if err := store.Add(newer); err != nil {
+			t.Fatal(err)
+		}
+		handler.OnAdd(newer, false)
+		start := time.Now()
+		if !awaitIndex(x, crcache.CatchUpTimeout, indexHolds(store, stale.Name), stale.Name) || time.Since(start) != 0 {
+			t.Fatalf("a stale event waited %s for the index, want no wait (it holds the store's CR)", time.Since(start))
+		}
+		// A newer CR in the store, not yet in the index: the wait ends as the index's handler runs.
+		newest := cr(true)
+		if err := store.Update(newest); err != nil {
+			t.Fatal(err)
+		}
+		var ok bool
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			ok = awaitIndex(x, crcache.CatchUpTimeout, indexHolds(store, newest.Name), newest.Name)
+		}()
+		synctest.Wait()
+		handler.OnUpdate(newer, newest)
+		<-done
+		if !ok || time.Since(start) != 0 {
+			t.Fatalf("awaitIndex: %t after %s, want true at once when the index gets the store's CR", ok, time.Since(start))
+		}
+		// Deleted from the store: the index must hold no CR for the node.
+		if err := store.Delete(newest); err != nil {
+			t.Fatal(err)
+		}
+		if indexHolds(store, "n1")(x.Get("n1")) {
+			t.Fatal("indexHolds: true though the index still has a CR the store no longer holds")
 		}
 	})
 }
