@@ -531,7 +531,13 @@ func (w *world) loadProfile() string {
 	if w.cfg.Window != nil {
 		b += fmt.Sprintf("  evictionWindows:\n  - {start: %q, end: %q, timeZone: %s}\n", w.cfg.Window[0], w.cfg.Window[1], w.cfg.Zone)
 	}
-	b += fmt.Sprintf("  pluginConfig:\n  - name: DefaultEvictor\n  - name: LowNodeLoad\n    args: {consecutiveAbnormalities: %d}\n", w.cfg.Metrics.Consecutive)
+	// The policy's DefaultEvictor protections are the fit profile's (invariant pods-without-pdb
+	// holds for every profile's evictions).
+	evictor := "  - name: DefaultEvictor\n"
+	if w.cfg.PodsWithoutPDB {
+		evictor += "    args: {podProtections: {extraEnabled: [PodsWithoutPDB]}}\n"
+	}
+	b += fmt.Sprintf("  pluginConfig:\n%s  - name: LowNodeLoad\n    args: {consecutiveAbnormalities: %d}\n", evictor, w.cfg.Metrics.Consecutive)
 	if w.cfg.SchedulerSimulation {
 		b += fmt.Sprintf("  - name: SchedulerSimulation\n    args: {schedulerConfigFile: %q}\n", schedulerConfig())
 	}

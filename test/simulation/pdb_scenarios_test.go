@@ -60,5 +60,15 @@ func init() {
 				t.Errorf("w0 (with a budget) not evicted: %+v", s)
 			}
 		},
+	}, scenario{
+		// A reservation whose node stops fitting before the eviction: node0's violators get their
+		// reservations on node1, the only other GPU node, which stops offering GPUs 150 ms later,
+		// before the plugin's next poll. The placer fails them (NodeNoLongerFits) and nothing is
+		// evicted into them (invariant reservation-first, here also requiring the reservation's
+		// node to still fit as the request arrives).
+		name: "reservation-first-node-stops-fitting",
+		cfg: Config{Zone: "Europe/Berlin", Start: berlin, ReservationFirst: true, ReservationNodeFits: true, Nodes: 3,
+			Workloads: []Workload{{Replicas: 4, GPU: true, Namespace: "ns-a"}, {Replicas: 3, GPU: true, Namespace: "ns-b"}}},
+		actions: []Action{setGPU(0, false), advance(150 * time.Millisecond), setGPU(1, false), advance(20 * time.Minute)},
 	})
 }

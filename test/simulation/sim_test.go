@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -180,50 +181,57 @@ func TestSimulation(t *testing.T) {
 }
 
 // TestSeedReproducesTrace: the same draws give the same run, step by step, twice over (the fake
-// clock and the sorted per-step events make a run independent of the machine's scheduling). Seed 6
-// runs reservation-first (accord-scheduler's placer and collector beside the descheduler), with
-// restarts and leader changes among its actions; seed 4 with NodeMetric reports and LowNodeLoad,
-// a hot node and each reporter fault.
+// clock and the sorted per-step events make a run independent of the machine's scheduling). Seeds
+// 1 and 2 run as drawn; seeds 6, 11, 22 and 29 reservation-first (accord-scheduler's placer and
+// collector beside the descheduler), with CR changes, restarts and leader changes of both binaries
+// at one instant at the end (11, 22 and 29 did not reproduce before the causes README "What it
+// found" names were fixed); seed 4 with NodeMetric reports and LowNodeLoad, a hot node and each
+// reporter fault. The seeds run in parallel (each in its own synctest bubble), which also makes
+// their goroutines interleave differently from one run to the other.
 func TestSeedReproducesTrace(t *testing.T) {
-	for _, seed := range []uint64{1, 2, 4, 6} {
-		data := make([]byte, 4096)
-		r := rand.New(rand.NewPCG(seed, 35))
-		for i := range data {
-			data[i] = byte(r.UintN(256))
-		}
-		rapid.MakeFuzz(func(rt *rapid.T) {
-			cfg := drawConfig(rt)
-			actions := rapid.SliceOfN(actionGen(), 20, 20).Draw(rt, "actions")
-			if seed == 6 {
-				cfg.Soft, cfg.ReservationFirst, cfg.Metrics = false, true, nil
-				actions = append(actions, Action{Kind: "cr", I: 0}, Action{Kind: "leader", B: true}, Action{Kind: "cr", I: 1},
-					Action{Kind: "restart"}, Action{Kind: "leader"}, Action{Kind: "advance", D: 30 * time.Minute})
+	reservationFirst := map[uint64]bool{6: true, 11: true, 22: true, 29: true}
+	for _, seed := range []uint64{1, 2, 4, 6, 11, 22, 29} {
+		t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
+			t.Parallel()
+			data := make([]byte, 4096)
+			r := rand.New(rand.NewPCG(seed, 35))
+			for i := range data {
+				data[i] = byte(r.UintN(256))
 			}
-			if seed == 4 {
-				cfg.ReservationFirst, cfg.EventOnly, cfg.Window = false, false, nil
-				cfg.Metrics = &Metrics{Consecutive: 1, PodCPU: []int64{400, 800, 200, 50}, Hot: -1}
-				actions = append(metricFaults(), actions...)
-			}
-			first, second := Run(t, cfg, actions), Run(t, cfg, actions)
-			if len(first.Trace) < 20 {
-				rt.Fatalf("seed %d: a trace of %d lines for 20 steps", seed, len(first.Trace))
-			}
-			if !slices.Equal(first.Trace, second.Trace) || (first.Err == nil) != (second.Err == nil) {
-				for i := range max(len(first.Trace), len(second.Trace)) {
-					var a, b string
-					if i < len(first.Trace) {
-						a = first.Trace[i]
-					}
-					if i < len(second.Trace) {
-						b = second.Trace[i]
-					}
-					if a != b {
-						rt.Fatalf("seed %d: the runs differ at line %d:\n first: %s\nsecond: %s", seed, i, a, b)
-					}
+			rapid.MakeFuzz(func(rt *rapid.T) {
+				cfg := drawConfig(rt)
+				actions := rapid.SliceOfN(actionGen(), 20, 20).Draw(rt, "actions")
+				if reservationFirst[seed] {
+					cfg.Soft, cfg.ReservationFirst, cfg.Metrics = false, true, nil
+					actions = append(actions, Action{Kind: "cr", I: 0}, Action{Kind: "leader", B: true}, Action{Kind: "cr", I: 1},
+						Action{Kind: "restart"}, Action{Kind: "leader"}, Action{Kind: "advance", D: 30 * time.Minute})
 				}
-				rt.Fatalf("seed %d: errors differ: %v / %v", seed, first.Err, second.Err)
-			}
-			t.Logf("seed %d: %d trace lines, same twice (%s)", seed, len(first.Trace), first.Summary)
-		})(t, data)
+				if seed == 4 {
+					cfg.ReservationFirst, cfg.EventOnly, cfg.Window = false, false, nil
+					cfg.Metrics = &Metrics{Consecutive: 1, PodCPU: []int64{400, 800, 200, 50}, Hot: -1}
+					actions = append(metricFaults(), actions...)
+				}
+				first, second := Run(t, cfg, actions), Run(t, cfg, actions)
+				if len(first.Trace) < 20 {
+					rt.Fatalf("seed %d: a trace of %d lines for 20 steps", seed, len(first.Trace))
+				}
+				if !slices.Equal(first.Trace, second.Trace) || (first.Err == nil) != (second.Err == nil) {
+					for i := range max(len(first.Trace), len(second.Trace)) {
+						var a, b string
+						if i < len(first.Trace) {
+							a = first.Trace[i]
+						}
+						if i < len(second.Trace) {
+							b = second.Trace[i]
+						}
+						if a != b {
+							rt.Fatalf("seed %d: the runs differ at line %d:\n first: %s\nsecond: %s", seed, i, a, b)
+						}
+					}
+					rt.Fatalf("seed %d: errors differ: %v / %v", seed, first.Err, second.Err)
+				}
+				t.Logf("seed %d: %d trace lines, same twice (%s)", seed, len(first.Trace), first.Summary)
+			})(t, data)
+		})
 	}
 }

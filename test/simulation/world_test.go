@@ -120,8 +120,11 @@ type Config struct {
 	// ReservationFirst enables the ReservationFirst evict plugin in the policy, and the Reservation
 	// plugin, its placer and its collector in accord-scheduler.
 	ReservationFirst bool
-	Nodes            int
-	Workloads        []Workload
+	// ReservationNodeFits: invariant reservation-first also requires the reservation's node to
+	// still fit the pod (its ClusterScopedResource) as the eviction request arrives.
+	ReservationNodeFits bool
+	Nodes               int
+	Workloads           []Workload
 	// Metrics, when set, runs accord-metrics-reporter and a LowNodeLoad profile (metrics_test.go).
 	Metrics *Metrics
 }
@@ -585,6 +588,11 @@ func (w *world) startPlacer(cfg *schedconfig.KubeSchedulerConfiguration) error {
 	}
 	f.Start(ctx.Done())
 	af.Start(ctx.Done())
+	// The informers' first lists are in before the placer and the collector start: they wait for
+	// them with a 100 ms poll (cache.WaitForCacheSync), so a first look made before the lists were
+	// in would start them 100 ms later on the fake clock, after whatever the next step does at this
+	// instant (a reservation created then was placed in one run and not in another).
+	synctest.Wait()
 	var wg sync.WaitGroup
 	for _, run := range []func(context.Context) error{placer.Run, collector.Run} {
 		wg.Add(1)
@@ -813,7 +821,12 @@ func (w *world) reservationOf(p *corev1.Pod) string {
 			continue
 		}
 		if reservation.Holding(r, time.Now()) && r.Status.NodeName != p.Spec.NodeName {
-			return ""
+			_, stopped := nodecrdresourcefit.Violation(w.cr(r.Status.NodeName), "Reject", p, nil)
+			if !w.cfg.ReservationNodeFits || !stopped {
+				return ""
+			}
+			seen = append(seen, fmt.Sprintf("%s %q on %q, whose CR no longer fits the pod", r.Name, r.Status.Phase, r.Status.NodeName))
+			continue
 		}
 		seen = append(seen, fmt.Sprintf("%s %q on %q", r.Name, r.Status.Phase, r.Status.NodeName))
 	}

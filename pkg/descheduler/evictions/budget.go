@@ -1,6 +1,8 @@
 package evictions
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -344,6 +346,19 @@ func (b *Budget) prune(w Workload, pods []*corev1.Pod) {
 			}
 		}
 	}
+	// Each eviction (in the order they were made) takes the oldest unused replacement created since
+	// it: pods in creation order, not in the order the workload source lists them (an index, in
+	// map order), or an older eviction could take the only replacement a newer one can have, and
+	// how many evictions are replaced would change from call to call.
+	slices.SortStableFunc(readyPods, func(a, b *corev1.Pod) int {
+		if c := a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	kept := list[:0]
 	for _, e := range list {
 		if present[e.pod] {

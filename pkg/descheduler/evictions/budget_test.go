@@ -313,3 +313,31 @@ func TestBackgroundEvictionBudgetEndsWithIt(t *testing.T) {
 		t.Fatalf("%d migrating after both background evictions ended, want 0", got)
 	}
 }
+
+// Each eviction takes the oldest replacement created since it, whatever order the workload source
+// lists the pods in (the informer's index, in map order): two evictions 10 s apart, one
+// replacement created between them and one after both, are both replaced. Before, with the later
+// replacement listed first, the older eviction took it, the newer one counted on, and how many
+// evictions were replaced changed from call to call.
+func TestBudgetMatchesReplacementsInCreationOrder(t *testing.T) {
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	start := now
+	src := &fakeWorkloads{w: Workload{Kind: "Deployment", Namespace: "ns", Name: "web", UID: "dep", Replicas: 6}}
+	for i := range 6 {
+		src.pods = append(src.pods, budgetPod(i, true, now.Add(-time.Hour)))
+	}
+	b := NewBudget(BudgetConfig{}, src, func() time.Time { return now })
+	for i := range 2 {
+		if _, err := b.Reserve(src.pods[i], false); err != nil {
+			t.Fatalf("eviction %d: %v", i, err)
+		}
+		now = now.Add(10 * time.Second)
+	}
+	// Pods 0 and 1 are gone; 5 of 6 Ready, so each eviction needs a replacement of its own.
+	between, after := budgetPod(100, true, start.Add(5*time.Second)), budgetPod(101, true, start.Add(20*time.Second))
+	src.pods = append([]*corev1.Pod{after, between}, src.pods[2:5]...)
+	_ = b.Check(src.pods[2])
+	if n := b.Migrating("dep"); n != 0 {
+		t.Fatalf("%d evictions still migrating, want 0: each has a Ready replacement created since it", n)
+	}
+}

@@ -242,7 +242,11 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 			e.Limiter.Unclaim(pod.UID)
 		}
 	}()
-	if err := e.reserveGates(a); err != nil {
+	err = e.reserveGates(a)
+	if opts.GatesPassed != nil {
+		opts.GatesPassed()
+	}
+	if err != nil {
 		return err
 	}
 	closed, slot, budget, bslot := a.closed, a.slot, a.budget, a.bslot

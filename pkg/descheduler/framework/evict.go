@@ -54,7 +54,12 @@ func Evict(ctx context.Context, ev Evictor, pod *corev1.Pod, plugin, reason stri
 
 // EvictFiltered evicts a pod that already passed PreEvictionFilter and says how the plugin goes on.
 func EvictFiltered(ctx context.Context, ev Evictor, pod *corev1.Pod, plugin, reason string) EvictOutcome {
-	return OutcomeOf(ctx, pod, plugin, ev.Evict(ctx, pod, EvictOptions{PluginName: plugin, Reason: reason}))
+	return EvictFilteredWith(ctx, ev, pod, EvictOptions{PluginName: plugin, Reason: reason})
+}
+
+// EvictFilteredWith is EvictFiltered with the options given whole (opts.PluginName names the plugin).
+func EvictFilteredWith(ctx context.Context, ev Evictor, pod *corev1.Pod, opts EvictOptions) EvictOutcome {
+	return OutcomeOf(ctx, pod, opts.PluginName, ev.Evict(ctx, pod, opts))
 }
 
 // OutcomeOf is what an Evictor's answer (Evict's or CheckLimits' error) means for a plugin's loop;

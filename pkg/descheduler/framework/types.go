@@ -94,6 +94,12 @@ type EvictOptions struct {
 	// placed (its name and node) and before the eviction; an error means no eviction (the
 	// reservation is deleted). PodMigration records the step in its status with it.
 	BeforeEvict func(ctx context.Context, reservation, node string) error
+	// GatesPassed, when set, is called by the Evictor once it has taken this eviction's limits (its
+	// slot under the caps, its workload budget) or been refused them, before the evict plugin runs.
+	// A plugin that evicts several pods at once (pluginutil.EvictOverlapped) waits for it before
+	// deciding the next pod, so the limits go to the pods in the plugin's order rather than in the
+	// order their goroutines happen to run.
+	GatesPassed func()
 }
 
 // Evictor is what a plugin evicts through: the profile's evictor plugins composed with its evict

@@ -32,6 +32,11 @@ type testEnv struct {
 	// factory is the informer factory the simulator's cache is fed from, client its clientset.
 	factory informers.SharedInformerFactory
 	client  *fake.Clientset
+	// accordFactory and accordClient are Accord's (with envOptions.accord; nil otherwise).
+	accordFactory accordinformers.SharedInformerFactory
+	accordClient  *accordfake.Clientset
+	// cancel ends ctx (the informers, the scheduler's metric recorders).
+	cancel context.CancelFunc
 }
 
 type envOptions struct {
@@ -77,8 +82,9 @@ func newTestEnv(t testing.TB, o envOptions, objs ...any) *testEnv {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(o.transform))
 	opts := Options{Config: o.config, Client: client, InformerFactory: factory, Parallelism: o.parallelism, NoPreFilterReuse: o.noReuse}
 	var accordFactory accordinformers.SharedInformerFactory
+	var accordClient *accordfake.Clientset
 	if o.accord != nil {
-		accordClient := accordfake.NewSimpleClientset(o.accord...)
+		accordClient = accordfake.NewSimpleClientset(o.accord...)
 		accordFactory = accordinformers.NewSharedInformerFactory(accordClient, 0)
 		opts.AccordInformerFactory = accordFactory
 		opts.Plugins = o.plugins
@@ -98,7 +104,8 @@ func newTestEnv(t testing.TB, o envOptions, objs ...any) *testEnv {
 			accordFactory.Shutdown()
 		}
 	})
-	return &testEnv{t: t, ctx: ctx, sim: sim, h: &handlers{s: sim, logger: logger}, factory: factory, client: client}
+	return &testEnv{t: t, ctx: ctx, sim: sim, h: &handlers{s: sim, logger: logger}, factory: factory, client: client,
+		accordFactory: accordFactory, accordClient: accordClient, cancel: cancel}
 }
 
 func (e *testEnv) predict(pod *corev1.Pod) Prediction {

@@ -346,6 +346,12 @@ func (s *Simulator) refresh(ctx context.Context) error {
 	if err := s.waitSynced(ctx); err != nil {
 		return err
 	}
+	// An event-triggered controller predicts from its own handler of an informer whose event the
+	// Accord plugins' NodeIndex (another handler) may not have been given yet: its pods would be
+	// judged on the node's old ClusterScopedResource, or not, as the two handlers happen to run.
+	if s.crs != nil && !s.crs.AwaitCaughtUp(crcache.CatchUpTimeout) {
+		klog.FromContext(ctx).V(2).Info("The Accord plugins' NodeIndex has not caught up with its informers; simulating with it as it is", "waited", crcache.CatchUpTimeout)
+	}
 	return s.cache.UpdateSnapshot(klog.FromContext(ctx), s.snapshot)
 }
 

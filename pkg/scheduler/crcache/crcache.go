@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -271,6 +272,56 @@ func (c *Cache) Shutdown() {
 	c.mu.Unlock()
 	if f != nil && !c.external {
 		f.Shutdown()
+	}
+}
+
+// CaughtUp reports whether the NodeIndex holds what the CR informers it follows (ClusterScopedResources,
+// NodeMetrics) hold now, the same objects: the index's handlers have been given every event their
+// informers' stores show. Another handler of those informers (an event-triggered controller) may
+// run before the index's: what it asks of the plugins then judges the old CRs until the index
+// catches up. It lists the informers' stores and walks the index (O(nodes)).
+func (c *Cache) CaughtUp() bool {
+	c.mu.Lock()
+	f, csr, metric, x := c.factory, c.csrReg != nil, c.metricReg != nil, c.nodes
+	c.mu.Unlock()
+	if f == nil || x == nil {
+		return true
+	}
+	if csr && !x.holds(f.Scheduling().V1alpha1().ClusterScopedResources().Informer().GetStore().List(), func(d *NodeData) metav1.Object {
+		if d.CR == nil {
+			return nil
+		}
+		return d.CR
+	}) {
+		return false
+	}
+	return !metric || x.holds(f.Slo().V1alpha1().NodeMetrics().Informer().GetStore().List(), func(d *NodeData) metav1.Object {
+		if d.Metric == nil {
+			return nil
+		}
+		return d.Metric
+	})
+}
+
+// AwaitCaughtUp waits, at most timeout, until CaughtUp, waking at each change of the index (no
+// polling), and reports whether it did.
+func (c *Cache) AwaitCaughtUp(timeout time.Duration) bool {
+	x := c.index()
+	var deadline *time.Timer
+	for {
+		changed := x.Changed()
+		if c.CaughtUp() {
+			return true
+		}
+		if deadline == nil {
+			deadline = time.NewTimer(timeout)
+			defer deadline.Stop()
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return false
+		}
 	}
 }
 

@@ -117,3 +117,45 @@ func TestAwaitResourceVersion(t *testing.T) {
 		t.Fatal("an absent object counted as caught up")
 	}
 }
+
+// CaughtUp holds while the NodeIndex holds the very objects the CR informers' stores hold; a store
+// ahead of the index (another handler of the informer runs before the index's: a changed CR, a
+// deleted NodeMetric) is not caught up, and AwaitCaughtUp waits for the index's handler, gives up
+// at its timeout otherwise.
+func TestCaughtUp(t *testing.T) {
+	client := accordfake.NewSimpleClientset(csr("n1", "example.com/memory"), &slov1alpha1.NodeMetric{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}) //nolint:staticcheck // see TestCacheSharesOneFactoryAndFollowsEvents
+	c := NewForClient(client)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); c.Shutdown() }()
+	if _, err := c.ClusterScopedResources(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.NodeMetrics(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !c.AwaitCaughtUp(10 * time.Second) {
+		t.Fatal("not caught up after the initial lists")
+	}
+	crStore := c.factory.Scheduling().V1alpha1().ClusterScopedResources().Informer().GetStore()
+	if err := crStore.Update(csr("n1", "example.com/ssd")); err != nil {
+		t.Fatal(err)
+	}
+	if c.CaughtUp() || c.AwaitCaughtUp(20*time.Millisecond) {
+		t.Fatal("caught up though the index has not been given the CR the informer's store holds")
+	}
+	// The event reaches the index (and the store, with the same object).
+	if _, err := client.SchedulingV1alpha1().ClusterScopedResources().Update(ctx, csr("n1", "example.com/ssd"), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !c.AwaitCaughtUp(10 * time.Second) {
+		t.Fatal("not caught up once the index had the CR")
+	}
+	metricStore := c.factory.Slo().V1alpha1().NodeMetrics().Informer().GetStore()
+	old, _, _ := metricStore.GetByKey("n1")
+	if err := metricStore.Delete(old); err != nil {
+		t.Fatal(err)
+	}
+	if c.CaughtUp() {
+		t.Fatal("caught up though the index still holds a NodeMetric the informer's store no longer does")
+	}
+}

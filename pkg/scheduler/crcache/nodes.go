@@ -40,6 +40,9 @@ type NodeIndex struct {
 	derivers []*deriver
 	maps     atomic.Pointer[nodeMaps]
 	seed     maphash.Seed
+
+	// changed, when a caller waits for a change (Changed), is closed at the next one; mu guards it.
+	changed chan struct{}
 }
 
 // nodeMaps is published whole and never modified afterwards. Each map is split in shards, so a
@@ -310,6 +313,48 @@ func (x *NodeIndex) set(name string, change func(*NodeData)) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.update(name, change)
+	if x.changed != nil {
+		close(x.changed)
+		x.changed = nil
+	}
+}
+
+// Changed returns a channel that is closed when the index next changes (an event handler sets a
+// node's Node, CR or NodeMetric). A caller that waits for the index to see an event takes it before
+// looking, so that a change between its look and its wait is not missed, and waits on it rather
+// than polling: the wait ends as the handler runs.
+func (x *NodeIndex) Changed() <-chan struct{} {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.changed == nil {
+		x.changed = make(chan struct{})
+	}
+	return x.changed
+}
+
+// holds reports whether the index holds, as what in returns for a node (nil: none), exactly the
+// objects of objs (the same objects, by pointer, each under its name) and no other.
+func (x *NodeIndex) holds(objs []any, in func(*NodeData) metav1.Object) bool {
+	m := x.maps.Load()
+	for _, obj := range objs {
+		o, ok := obj.(metav1.Object)
+		if !ok {
+			return false
+		}
+		d := m.byName[x.nameShard(o.GetName())][o.GetName()]
+		if d == nil || in(d) != o {
+			return false
+		}
+	}
+	n := 0
+	for _, shard := range m.byName {
+		for _, d := range shard {
+			if in(d) != nil {
+				n++
+			}
+		}
+	}
+	return n == len(objs)
 }
 
 // update publishes the node's data with change applied and every Derive function's result, in the

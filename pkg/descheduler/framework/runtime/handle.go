@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,7 +43,8 @@ func AddPodNodeIndex(factory informers.SharedInformerFactory) (cache.Indexer, er
 	return informer.GetIndexer(), nil
 }
 
-// PodsAssignedToNode lists the pods of indexer bound to nodeName that pass filter.
+// PodsAssignedToNode lists the pods of indexer bound to nodeName that pass filter, by namespace and
+// name.
 func PodsAssignedToNode(indexer cache.Indexer, nodeName string, filter framework.PodFilter) ([]*corev1.Pod, error) {
 	objs, err := indexer.ByIndex(NodeNameIndex, nodeName)
 	if err != nil {
@@ -54,6 +57,15 @@ func PodsAssignedToNode(indexer cache.Indexer, nodeName string, filter framework
 			pods = append(pods, pod)
 		}
 	}
+	// The index returns a set, in map order: sorted by namespace and name, a plugin's order among
+	// pods it ranks alike (SortByPriorityLowToHigh is stable) and so which of them a node's cap lets
+	// go are the same from run to run.
+	slices.SortFunc(pods, func(a, b *corev1.Pod) int {
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	return pods, nil
 }
 

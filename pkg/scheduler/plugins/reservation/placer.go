@@ -239,14 +239,9 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 				}
 				// The profile's plugins filter with the Cache's NodeIndex, which another handler of
 				// this informer updates: the check waits (at most crcache.CatchUpTimeout) until the
-				// index has this CR's spec.
-				deadline := time.Now().Add(crcache.CatchUpTimeout)
-				for {
-					if d := index.Get(cr.Name); (d != nil && d.CR != nil && equality.Semantic.DeepEqual(d.CR.Spec, cr.Spec)) || time.Now().After(deadline) {
-						break
-					}
-					time.Sleep(time.Millisecond)
-				}
+				// index holds what the informer holds now for this node, woken by the index's
+				// changes (indexHolds, awaitIndex).
+				awaitIndex(index, crcache.CatchUpTimeout, indexHolds(inf.GetStore(), cr.Name), cr.Name)
 				p.nodeChanged(cr.Name)
 			}
 			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -268,6 +263,45 @@ func NewPlacer(ctx context.Context, cfg PlacerConfig) (*Placer, error) {
 	}
 	p.synced = append(p.synced, rsv.Informer().HasSynced, podInf.HasSynced, nodeInf.HasSynced)
 	return p, nil
+}
+
+// indexHolds reports, for the NodeIndex's data of the node named name, whether it holds the
+// ClusterScopedResource the informer's store holds now (the same object; none when the store has
+// none). An event handler waits for this rather than for the index to hold the object it was given:
+// when the CR changed again meanwhile, the store and the index move on to the newer object and the
+// older one is never seen there, so such a wait lasted its whole timeout, and each further event
+// of the informer waited behind it (a reservation on a node whose CR had just stopped fitting
+// stayed Available that long, and an eviction could go into it).
+func indexHolds(store cache.Store, name string) func(*crcache.NodeData) bool {
+	return func(d *crcache.NodeData) bool {
+		cur, exists, err := store.GetByKey(name)
+		if err != nil || !exists {
+			return d == nil || d.CR == nil
+		}
+		cr, _ := cur.(*schedv1alpha1.ClusterScopedResource)
+		return d != nil && d.CR != nil && d.CR == cr
+	}
+}
+
+// awaitIndex waits, at most timeout, until ok holds for the index's data of the node named name,
+// waking at each change of the index, and reports whether it did.
+func awaitIndex(index *crcache.NodeIndex, timeout time.Duration, ok func(*crcache.NodeData) bool, name string) bool {
+	var deadline *time.Timer
+	for {
+		changed := index.Changed()
+		if ok(index.Get(name)) {
+			return true
+		}
+		if deadline == nil {
+			deadline = time.NewTimer(timeout)
+			defer deadline.Stop()
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return false
+		}
+	}
 }
 
 // nodeChanged queues the reservations Available on node (in the informer, or placed in the ledger

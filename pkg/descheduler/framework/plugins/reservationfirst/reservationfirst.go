@@ -126,7 +126,8 @@ func (p *Plugin) Evict(ctx context.Context, pod *corev1.Pod, opts framework.Evic
 	return nil
 }
 
-// waitPlaced waits, at most p.timeout, until r is Available, and returns its node. It fails when r
+// waitPlaced waits, at most p.timeout, until r is Available, and returns its node; it looks every
+// poll interval, the first time one interval after the creation. It fails when r
 // is Failed or Expired, Bound already (a sibling's replacement took it), placed on the pod's own
 // node, or not placed in time.
 func (p *Plugin) waitPlaced(ctx context.Context, pod *corev1.Pod, r *schedv1alpha1.Reservation, predicted string) (string, error) {
@@ -135,6 +136,15 @@ func (p *Plugin) waitPlaced(ctx context.Context, pod *corev1.Pod, r *schedv1alph
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	for {
+		// The first look is a poll interval after the creation, not at once: the placer cannot
+		// place it sooner in practice, and a look at once would race the placement (on a fake
+		// clock, both happen at one instant: the eviction went then or 100 ms later, as the
+		// goroutines ran, and a seeded simulation did not reproduce its trace).
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("not evicting pod %s/%s: %w: reservation %s not placed within %s (is accord-scheduler running with the Reservation plugin?)", pod.Namespace, pod.Name, ErrNotPlaced, r.Name, p.timeout)
+		case <-time.After(p.poll):
+		}
 		cur, err := p.accord.SchedulingV1alpha1().Reservations(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
 		if err == nil {
 			switch cur.Status.Phase {
@@ -156,11 +166,6 @@ func (p *Plugin) waitPlaced(ctx context.Context, pod *corev1.Pod, r *schedv1alph
 			}
 		} else if !apierrors.IsNotFound(err) && ctx.Err() == nil {
 			logger.V(2).Info("Reading the reservation failed; retrying", "reservation", klog.KObj(r), "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return "", fmt.Errorf("not evicting pod %s/%s: %w: reservation %s not placed within %s (is accord-scheduler running with the Reservation plugin?)", pod.Namespace, pod.Name, ErrNotPlaced, r.Name, p.timeout)
-		case <-time.After(p.poll):
 		}
 	}
 }

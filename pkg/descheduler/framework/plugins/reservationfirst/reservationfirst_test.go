@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -205,4 +206,21 @@ func TestArgs(t *testing.T) {
 			t.Errorf("errors %q do not name %s", got, want)
 		}
 	}
+}
+
+// The plugin first looks at its reservation one poll interval after creating it, even when the
+// placer was quicker: a look at once raced the placement (on synctest's clock both happen at one
+// instant, so the pod was evicted then or a poll later, as the goroutines ran, and a seeded
+// simulation did not reproduce its trace).
+func TestFirstLookAfterAPollInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, kube, _ := setup(t, schedv1alpha1.ReservationAvailable, "dst")
+		start := time.Now()
+		if err := p.Evict(context.Background(), testPod(SchedulerName), framework.EvictOptions{PredictedNode: "dst"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got != p.poll || count(kube.Actions(), "create", "pods", "eviction") != 1 {
+			t.Fatalf("evicted after %s, want once after one poll interval (%s)", got, p.poll)
+		}
+	})
 }

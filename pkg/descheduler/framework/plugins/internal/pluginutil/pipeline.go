@@ -16,8 +16,10 @@ import (
 //   - each pod passes the cycle's limits (Evictor.CheckLimits, as in framework.Evict) and
 //     PreEvictionFilter in turn, on this goroutine: decisions are made one at a time and in order
 //     (SchedulerSimulation composes the moves it admits);
-//   - an admitted pod's eviction (limits, then the evict plugin) runs on its own goroutine while
-//     the next pods are decided, at most inFlight at a time;
+//   - an admitted pod's eviction runs on its own goroutine, at most inFlight at a time; the next
+//     pod is decided once that eviction has taken its limits or been refused them
+//     (EvictOptions.GatesPassed), so the limits go to the pods in this order and only the evict
+//     plugin's work (the API call, a reservation-first plugin's wait) overlaps;
 //   - a pod that does not compare equal (ComparePriorityLowToHigh) to the pods being evicted waits
 //     until their evictions are done, so the limits go to the lowest priorities first, as in the
 //     loop (pods that compare equal are in no defined order there either);
@@ -85,12 +87,23 @@ func EvictOverlapped(ctx context.Context, ev framework.Evictor, pods []*corev1.P
 			record(framework.NotEvicted)
 			continue
 		}
+		// The eviction's limits are taken before the next pod is decided (GatesPassed, or the
+		// eviction's end with an Evictor that does not call it): only the API call and a
+		// reservation-first plugin's wait overlap, and the caps go to the pods in this order.
+		gated, done := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		opts := framework.EvictOptions{PluginName: plugin, Reason: reason(pod), GatesPassed: func() { once.Do(func() { close(gated) }) }}
 		wg.Add(1)
 		go func(pod *corev1.Pod) {
 			defer wg.Done()
+			defer close(done)
 			defer func() { <-slots }()
-			record(framework.EvictFiltered(ctx, ev, pod, plugin, reason(pod)))
+			record(framework.EvictFilteredWith(ctx, ev, pod, opts))
 		}(pod)
+		select {
+		case <-gated:
+		case <-done:
+		}
 	}
 	wg.Wait()
 	switch {

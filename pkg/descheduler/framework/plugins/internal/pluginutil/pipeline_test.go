@@ -45,7 +45,11 @@ func (e *recordingEvictor) PreEvictionFilter(pod *corev1.Pod) bool {
 	return !e.reject[pod.Name]
 }
 
-func (e *recordingEvictor) Evict(_ context.Context, pod *corev1.Pod, _ framework.EvictOptions) error {
+func (e *recordingEvictor) Evict(_ context.Context, pod *corev1.Pod, opts framework.EvictOptions) error {
+	// As the profile's evictor, the limits are taken (here: none) before the eviction's own work.
+	if opts.GatesPassed != nil {
+		opts.GatesPassed()
+	}
 	e.mu.Lock()
 	for _, p := range e.inFlight {
 		if ComparePriorityLowToHigh(p, pod) != 0 {
@@ -158,5 +162,46 @@ func TestEvictOverlappedOutcomes(t *testing.T) {
 	ev := &recordingEvictor{}
 	if got := EvictOverlapped(ctx, ev, prioPods(0, 0), "Pl", reasonOf, 3); got != framework.StopEvicting || len(ev.decided) != 0 {
 		t.Fatalf("with ctx done: outcome %v, decided %v; want Stop, none", got, ev.decided)
+	}
+}
+
+// capEvictor takes a slot under a cap of its own in Evict (as the profile's evictor takes the
+// caps), then yields, so that goroutines started later could take the slots first.
+type capEvictor struct {
+	recordingEvictor
+	cap   int
+	slots []string
+}
+
+func (e *capEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions) error {
+	time.Sleep(time.Duration(len(pod.Name)%3) * time.Millisecond) // goroutines start in any order
+	e.mu.Lock()
+	full := len(e.slots) >= e.cap
+	if !full {
+		e.slots = append(e.slots, pod.Name)
+	}
+	e.mu.Unlock()
+	if opts.GatesPassed != nil {
+		opts.GatesPassed()
+	}
+	if full {
+		return &framework.EvictionLimitError{Scope: framework.LimitScopeNode, Key: "n"}
+	}
+	time.Sleep(time.Millisecond) // the API call overlaps
+	return nil
+}
+
+// Among pods of one priority, the limits taken inside Evict go to the pods in the order given,
+// whatever order the eviction goroutines run in: the next pod is decided only once the previous
+// eviction has its limits (EvictOptions.GatesPassed). Before, a node's cap went to whichever
+// goroutines reserved first, and a seeded simulation did not reproduce its trace.
+func TestEvictOverlappedLimitsFollowTheOrder(t *testing.T) {
+	for round := range 50 {
+		pods := prioPods(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+		ev := &capEvictor{cap: 3}
+		EvictOverlapped(context.Background(), ev, pods, "Pl", reasonOf, 8)
+		if !slices.Equal(ev.slots, []string{"p0", "p1", "p2"}) {
+			t.Fatalf("round %d: the cap of 3 went to %v, want p0 p1 p2 (the pods' order)", round, ev.slots)
+		}
 	}
 }
