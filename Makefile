@@ -105,7 +105,9 @@ bench:
 # control plane per population with NODES nodes and BOUND_PODS bound pods, the event-triggered
 # accord-descheduler: EVENT_TRIALS ClusterScopedResource changes, each on one node, timed to every
 # violator's eviction (TestDeschedulerEvent). DESCHEDULER_GOMEMLIMIT (e.g. 600MiB) runs
-# accord-descheduler with that GOMEMLIMIT, as the Helm chart sets it from the container's limit. SCALE_TESTS picks the tests (e.g.
+# accord-descheduler with that GOMEMLIMIT, as the Helm chart sets it from the container's limit.
+# DESCHEDULER_GOGC (e.g. default,100) runs TestScale's dry-run cycle once per GOGC value ("default":
+# GOGC unset, the binary's own) and TestDeschedulerEvent with the first. SCALE_TESTS picks the tests (e.g.
 # SCALE_TESTS=TestDeschedulerEvent); ONLY=scheduler or ONLY=descheduler runs that half of TestScale
 # alone (ACCORD_SCALE_ONLY); ACCORD_SCALE_PPROF_DIR=dir saves CPU and heap profiles of the runs.
 # The scheduler half runs ROUNDS interleaved rounds of its contenders (each once per round, the order
@@ -127,12 +129,14 @@ ROUNDS       ?= 3
 BASELINE     ?=
 RESERVATIONS ?=
 DESCHEDULER_GOMEMLIMIT ?=
+DESCHEDULER_GOGC ?=
 bench-scale:
 	@log=$$(mktemp); \
 	ACCORD_SCALE=1 ACCORD_SCALE_NODES=$(NODES) ACCORD_SCALE_PODS=$(PODS) ACCORD_SCALE_BOUND_PODS=$(BOUND_PODS) \
 	  ACCORD_SCALE_UNCAPPED=$(UNCAPPED) ACCORD_SCALE_ONLY=$(ONLY) ACCORD_SCALE_EVENT_TRIALS=$(EVENT_TRIALS) \
 	  ACCORD_SCALE_POPULATIONS=$(POPULATIONS) ACCORD_SCALE_ROUNDS=$(ROUNDS) ACCORD_SCALE_BASELINE=$(BASELINE) \
 	  ACCORD_SCALE_RESERVATIONS=$(RESERVATIONS) ACCORD_SCALE_DESCHEDULER_GOMEMLIMIT=$(DESCHEDULER_GOMEMLIMIT) \
+	  ACCORD_SCALE_DESCHEDULER_GOGC=$(DESCHEDULER_GOGC) \
 	  $(GO) test -count=1 -v -timeout 120m $(TEST_FLAGS) -run '^($(SCALE_TESTS))$$' ./test/scale/ >$$log 2>&1; rc=$$?; \
 	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|scale_test.go:[0-9]+: ([0-9]+ |[a-z-]+: during the run)|event_test.go:[0-9]+: (trial|descheduler per)' $$log; \
 	if [ $$rc -ne 0 ]; then tail -n 200 $$log; fi; rm -f $$log; exit $$rc

@@ -45,6 +45,20 @@ func SetMemoryLimitFromCgroup() (int64, string, error) {
 	return soft, from, nil
 }
 
+// SetGCPercentIfUnset sets the garbage collector's target percentage (debug.SetGCPercent, what the
+// GOGC environment variable sets) to percent when GOGC is not set; an explicit GOGC ("off"
+// included) wins. It reports whether it set it, for the start-up log. Between collections the
+// runtime lets the heap grow by percent of the heap the last one found live: a process whose live
+// heap is large and long-lived (an informer cache of every pod) peaks at about 1+percent/100 times
+// that heap, and a lower percent trades collections (CPU) for a lower peak.
+func SetGCPercentIfUnset(percent int) bool {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		return false
+	}
+	debug.SetGCPercent(percent)
+	return true
+}
+
 // unlimited is the value above which a cgroup v1 limit means none (the kernel reports the largest
 // page-aligned int64).
 const unlimited = 1 << 62

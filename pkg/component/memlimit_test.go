@@ -1,6 +1,8 @@
 package component
 
 import (
+	"os"
+	"runtime/debug"
 	"testing"
 	"testing/fstest"
 )
@@ -82,5 +84,28 @@ func TestSetMemoryLimitFromCgroupLeavesAnExplicitGOMEMLIMIT(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	if limit, from, err := SetMemoryLimitFromCgroup(); err != nil || limit != 0 || from != "GOMEMLIMIT is set" {
 		t.Errorf("SetMemoryLimitFromCgroup with GOMEMLIMIT set = %d, %q, %v; want it left alone", limit, from, err)
+	}
+}
+
+func TestSetGCPercentIfUnset(t *testing.T) {
+	initial := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(initial)
+
+	t.Setenv("GOGC", "200")
+	if SetGCPercentIfUnset(50) {
+		t.Error("SetGCPercentIfUnset with GOGC=200 set the percentage; an explicit GOGC must win")
+	}
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set, the percentage became %d, want it left at 100", got)
+	}
+
+	if err := os.Unsetenv("GOGC"); err != nil { // t.Setenv above restores it after the test
+		t.Fatal(err)
+	}
+	if !SetGCPercentIfUnset(50) {
+		t.Error("SetGCPercentIfUnset without GOGC did not report setting the percentage")
+	}
+	if got := debug.SetGCPercent(100); got != 50 {
+		t.Errorf("without GOGC, the percentage is %d, want 50", got)
 	}
 }

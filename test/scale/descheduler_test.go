@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,6 +87,12 @@ type deschedRun struct {
 	// largest heap a collection started or ended at (its first two): RSS is HeapPeak plus what the
 	// runtime has not returned to the OS, stacks and the runtime's own memory.
 	LiveHeap, HeapPeak int64
+	// GOGC is the run's GOGC ("default": unset, the binary's own).
+	GOGC string
+	// When, since the process started, the peak RSS was reached (VmHWM sampled every 20 ms), the
+	// informers had synced (the "Descheduler started" line), the cycle started and ended, and the
+	// collection with the largest heap (HeapPeak) started: where the peak is.
+	PeakAt, SyncedAt, CycleStart, CycleEnd, HeapPeakAt time.Duration
 	// Candidates are the pods (namespace/name) SchedulerSimulation decided on, each once, in order.
 	Candidates []string
 	// CapSkippedFrom is the plugin the runtime skipped first once the total cap was reached, and
@@ -102,29 +109,18 @@ var (
 	// start, seconds since the process started, and its wall clock phases in ms.
 	klogTime = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})`)
 	gcLine   = regexp.MustCompile(`^gc \d+ @([0-9.]+)s [0-9]+%: ([0-9.]+)\+([0-9.]+)\+([0-9.]+) ms clock`)
-	gcHeap   = regexp.MustCompile(`^gc \d+ @.*, ([0-9]+)->([0-9]+)->([0-9]+) MB`)
+	gcHeap   = regexp.MustCompile(`^gc \d+ @([0-9.]+)s .*, ([0-9]+)->([0-9]+)->([0-9]+) MB`)
 )
 
 // gcsInCycle counts the gctrace lines of log whose collection started during the cycle that ended
 // with the "Descheduling cycle done" line (its klog time less its duration, against the process's
 // start), and sums their mark phases.
 func gcsInCycle(log string, processStart time.Time, cycle time.Duration) (int, time.Duration) {
-	var end time.Time
-	for _, line := range strings.Split(log, "\n") {
-		if !strings.Contains(line, `"Descheduling cycle done"`) {
-			continue
-		}
-		if m := klogTime.FindStringSubmatch(line); m != nil {
-			if t, err := time.ParseInLocation("0102 15:04:05.000000", m[1], time.Local); err == nil {
-				end = t.AddDate(processStart.Year(), 0, 0)
-			}
-		}
-		break
-	}
-	if end.IsZero() {
+	end, ok := logTime(log, `"Descheduling cycle done"`, processStart)
+	if !ok {
 		return 0, 0
 	}
-	from, to := end.Add(-cycle).Sub(processStart).Seconds(), end.Sub(processStart).Seconds()
+	from, to := (end - cycle).Seconds(), end.Seconds()
 	n, mark := 0, time.Duration(0)
 	for _, line := range strings.Split(log, "\n") {
 		m := gcLine.FindStringSubmatch(line)
@@ -142,25 +138,66 @@ func gcsInCycle(log string, processStart time.Time, cycle time.Duration) (int, t
 	return n, mark
 }
 
+// logTime returns when the first line of log that contains marker was logged (its klog header's
+// local time, in the process's year), since processStart; false if no line has it.
+func logTime(log, marker string, processStart time.Time) (time.Duration, bool) {
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, marker) {
+			continue
+		}
+		m := klogTime.FindStringSubmatch(line)
+		if m == nil {
+			return 0, false
+		}
+		t, err := time.ParseInLocation("0102 15:04:05.000000", m[1], time.Local)
+		if err != nil {
+			return 0, false
+		}
+		return t.AddDate(processStart.Year(), 0, 0).Sub(processStart), true
+	}
+	return 0, false
+}
+
 // gcHeaps returns, over the gctrace lines of log, the largest live heap a collection marked and
-// the largest heap one started or ended at, in bytes.
-func gcHeaps(log string) (live, peak int64) {
+// the largest heap one started or ended at, in bytes, and when (since the process started) the
+// first collection at that largest heap started.
+func gcHeaps(log string) (live, peak int64, peakAt time.Duration) {
 	for _, line := range strings.Split(log, "\n") {
 		m := gcHeap.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
-		start, _ := strconv.ParseInt(m[1], 10, 64)
-		end, _ := strconv.ParseInt(m[2], 10, 64)
-		marked, _ := strconv.ParseInt(m[3], 10, 64)
-		live, peak = max(live, marked<<20), max(peak, start<<20, end<<20)
+		at, _ := strconv.ParseFloat(m[1], 64)
+		start, _ := strconv.ParseInt(m[2], 10, 64)
+		end, _ := strconv.ParseInt(m[3], 10, 64)
+		marked, _ := strconv.ParseInt(m[4], 10, 64)
+		live = max(live, marked<<20)
+		if h := max(start, end) << 20; h > peak {
+			peak, peakAt = h, time.Duration(at*float64(time.Second))
+		}
 	}
-	return live, peak
+	return live, peak, peakAt
 }
 
-// runDescheduler runs accord-descheduler for one dry-run cycle with the policy (limits prepended)
-// and the scheduler configuration it simulates, and measures it from its log and its rusage.
-func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedulerConfig, variant, limits string) deschedRun {
+// phase names the part of the run that at (since the process started) falls in.
+func (r deschedRun) phase(at time.Duration) string {
+	switch {
+	case r.SyncedAt == 0 || at < r.SyncedAt:
+		return "start-up and informer sync"
+	case at < r.CycleStart:
+		return "after the sync, before the cycle"
+	case at <= r.CycleEnd:
+		return "during the cycle"
+	default:
+		return "after the cycle"
+	}
+}
+
+// runDescheduler runs accord-descheduler for one dry-run cycle with the policy (limits prepended),
+// the scheduler configuration it simulates and GOGC (deschedulerEnv), and measures it from its log
+// and its rusage. With ACCORD_SCALE_DESCHEDULER_LOG_DIR set it saves there the process's log (with
+// gctrace) and its RSS every 20 ms (seconds since start, VmRSS bytes), for looking at.
+func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedulerConfig, variant, limits, gogc string) deschedRun {
 	t.Helper()
 	policy := filepath.Join(t.TempDir(), "policy.yaml")
 	if err := os.WriteFile(policy, []byte(fmt.Sprintf(deschedulerPolicy, limits)), 0o600); err != nil {
@@ -171,7 +208,7 @@ func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedule
 	cmd := exec.CommandContext(ctx, bin, "--kubeconfig="+kubeconfig, "--policy-config-file="+policy,
 		"--scheduler-config-file="+schedulerConfig, "--descheduling-interval=0", "--dry-run", "--secure-port=0",
 		"--client-connection-qps=5000", "--client-connection-burst=5000", "-v=2")
-	cmd.Env = append(deschedulerEnv(), "GODEBUG=gctrace=1")
+	cmd.Env = append(deschedulerEnv(gogc), "GODEBUG=gctrace=1")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	start := time.Now()
@@ -182,11 +219,19 @@ func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedule
 	// keeps the high-water mark of the test process, whose memory the child shared until exec).
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	logDir := os.Getenv("ACCORD_SCALE_DESCHEDULER_LOG_DIR")
 	var rss int64
+	var peakAt time.Duration
+	var samples strings.Builder
 	var err error
 	for done := false; !done; {
-		if v, perr := procPeakRSS(cmd.Process.Pid); perr == nil {
-			rss = v
+		if v, perr := procPeakRSS(cmd.Process.Pid); perr == nil && v > rss {
+			rss, peakAt = v, time.Since(start)
+		}
+		if logDir != "" {
+			if v, perr := procRSS(cmd.Process.Pid); perr == nil {
+				fmt.Fprintf(&samples, "%.3f\t%d\n", time.Since(start).Seconds(), v)
+			}
 		}
 		select {
 		case err = <-exited:
@@ -196,10 +241,20 @@ func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedule
 	}
 	wall := time.Since(start)
 	out := buf.Bytes()
+	if logDir != "" {
+		base := filepath.Join(logDir, fmt.Sprintf("descheduler-%s-GOGC-%s-%s", variant, gogc, start.Format("150405")))
+		if werr := os.WriteFile(base+".log", out, 0o600); werr != nil {
+			t.Errorf("saving the descheduler's log: %v", werr)
+		}
+		if werr := os.WriteFile(base+".rss.tsv", []byte(samples.String()), 0o600); werr != nil {
+			t.Errorf("saving the descheduler's RSS samples: %v", werr)
+		}
+		t.Logf("descheduler (%s, GOGC %s): log and RSS samples in %s.{log,rss.tsv}", variant, gogc, base)
+	}
 	if err != nil {
 		t.Fatalf("accord-descheduler (%s): %v\n%s", variant, err, tail(out, 60))
 	}
-	r := deschedRun{Variant: variant, Wall: wall, PeakRSS: rss, CPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+	r := deschedRun{Variant: variant, GOGC: gogc, Wall: wall, PeakRSS: rss, PeakAt: peakAt, CPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
 	log := string(out)
 	m := cycleDone.FindStringSubmatch(log)
 	if m == nil {
@@ -209,7 +264,11 @@ func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedule
 		t.Fatalf("cycle duration %q: %v", m[1], err)
 	}
 	r.GCs, r.GCMark = gcsInCycle(log, start, r.Cycle)
-	r.LiveHeap, r.HeapPeak = gcHeaps(log)
+	r.LiveHeap, r.HeapPeak, r.HeapPeakAt = gcHeaps(log)
+	r.SyncedAt, _ = logTime(log, `"Descheduler started"`, start)
+	if end, ok := logTime(log, `"Descheduling cycle done"`, start); ok {
+		r.CycleStart, r.CycleEnd = end-r.Cycle, end
+	}
 	r.Admitted = strings.Count(log, `"Eviction admitted by the scheduler simulation"`)
 	r.Simulated = r.Admitted + strings.Count(log, `"Eviction blocked by the scheduler simulation"`)
 	r.DryRun = strings.Count(log, `"Dry run: would evict pod"`)
@@ -235,23 +294,51 @@ func runDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedule
 	return r
 }
 
-// deschedulerEnv is the environment accord-descheduler runs with: the test's, with GOMEMLIMIT set to
-// ACCORD_SCALE_DESCHEDULER_GOMEMLIMIT when that is set (as the Helm chart sets it from the
-// container's memory limit; the test process, which holds the control plane, keeps none).
-func deschedulerEnv() []string {
-	env := os.Environ()
+// deschedulerEnv is the environment accord-descheduler runs with: the test's without its GOGC, with
+// GOGC=gogc unless gogc is "default" (then the binary's own, app.DefaultGCPercent, applies), and with
+// GOMEMLIMIT set to ACCORD_SCALE_DESCHEDULER_GOMEMLIMIT when that is set (as the Helm chart sets it
+// from the container's memory limit; the test process, which holds the control plane, keeps none).
+func deschedulerEnv(gogc string) []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOGC=") })
+	if gogc != "default" {
+		env = append(env, "GOGC="+gogc)
+	}
 	if v := os.Getenv("ACCORD_SCALE_DESCHEDULER_GOMEMLIMIT"); v != "" {
 		env = append(env, "GOMEMLIMIT="+v)
 	}
 	return env
 }
 
-// deschedulerMemLimit describes the descheduler's GOMEMLIMIT for a FIGURE line.
-func deschedulerMemLimit() string {
-	if v := os.Getenv("ACCORD_SCALE_DESCHEDULER_GOMEMLIMIT"); v != "" {
-		return "GOMEMLIMIT=" + v
+// deschedulerGOGCs are the GOGC values of ACCORD_SCALE_DESCHEDULER_GOGC (comma-separated; default
+// "default", the binary's own): TestScale runs a dry-run cycle with each, TestDeschedulerEvent with
+// the first.
+func deschedulerGOGCs(t *testing.T) []string {
+	t.Helper()
+	v := os.Getenv("ACCORD_SCALE_DESCHEDULER_GOGC")
+	if v == "" {
+		return []string{"default"}
 	}
-	return "no GOMEMLIMIT"
+	var out []string
+	for _, g := range strings.Split(v, ",") {
+		g = strings.TrimSpace(g)
+		if n, err := strconv.Atoi(g); g != "default" && g != "off" && (err != nil || n <= 0) {
+			t.Fatalf("ACCORD_SCALE_DESCHEDULER_GOGC=%q: %q is not default, off or a positive percentage", v, g)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// deschedulerGC describes the descheduler's GOMEMLIMIT and GOGC for a FIGURE line.
+func deschedulerGC(gogc string) string {
+	limit := "no GOMEMLIMIT"
+	if v := os.Getenv("ACCORD_SCALE_DESCHEDULER_GOMEMLIMIT"); v != "" {
+		limit = "GOMEMLIMIT=" + v
+	}
+	if gogc == "default" {
+		return limit + ", GOGC unset"
+	}
+	return limit + ", GOGC=" + gogc
 }
 
 // tail returns the last n lines of out.
@@ -267,7 +354,7 @@ func tail(out []byte, n int) string {
 // --profiling, takes a CPU profile from its start and, once its first cycle is done, a heap profile
 // after a collection, so in-use is the live heap (dir/descheduler.{cpu,heap}.pprof), then stops it.
 // For looking at; it measures nothing.
-func profileDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedulerConfig, dir string) {
+func profileDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedulerConfig, dir, gogc string) {
 	t.Helper()
 	policy := filepath.Join(t.TempDir(), "policy.yaml")
 	if err := os.WriteFile(policy, []byte(fmt.Sprintf(deschedulerPolicy, "")), 0o600); err != nil {
@@ -281,7 +368,7 @@ func profileDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, sche
 		"--client-connection-qps=5000", "--client-connection-burst=5000", "-v=1",
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--profiling",
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/debug/pprof/*")
-	cmd.Env = deschedulerEnv()
+	cmd.Env = deschedulerEnv(gogc)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -346,8 +433,18 @@ func TestGCsInCycle(t *testing.T) {
 	if n != 2 || mark != 75500*time.Microsecond {
 		t.Fatalf("gcsInCycle = %d, %v; want 2 collections and 75.5ms of marking", n, mark)
 	}
-	if live, peak := gcHeaps(log); live != 150<<20 || peak != 310<<20 {
-		t.Fatalf("gcHeaps = %d, %d; want 150 MiB live and a 310 MiB peak", live, peak)
+	if live, peak, at := gcHeaps(log); live != 150<<20 || peak != 310<<20 || at != 9100*time.Millisecond {
+		t.Fatalf("gcHeaps = %d, %d at %v; want 150 MiB live and a 310 MiB peak, first at 9.1s", live, peak, at)
+	}
+	if at, ok := logTime(log, `"Descheduling cycle done"`, start); !ok || at != 10*time.Second {
+		t.Fatalf("logTime of the cycle's end = %v, %v; want 10s", at, ok)
+	}
+	r := deschedRun{SyncedAt: 2 * time.Second, CycleStart: 8500 * time.Millisecond, CycleEnd: 10 * time.Second}
+	for at, want := range map[time.Duration]string{time.Second: "start-up and informer sync", 3 * time.Second: "after the sync, before the cycle",
+		9 * time.Second: "during the cycle", 11 * time.Second: "after the cycle"} {
+		if got := r.phase(at); got != want {
+			t.Errorf("phase(%v) = %q, want %q", at, got, want)
+		}
 	}
 	if n, _ := gcsInCycle("no cycle", start, time.Second); n != 0 {
 		t.Fatalf("without a cycle line: %d collections", n)

@@ -147,7 +147,7 @@ func eventPopulation(t *testing.T, pop population, sz size, big bool, trials int
 	decisions := &decisionLog{blocked: map[string]bool{}}
 	proc := exec.CommandContext(procCtx, deschedBin, args...)
 	proc.Stdout, proc.Stderr = decisions, decisions
-	proc.Env = deschedulerEnv()
+	proc.Env = deschedulerEnv(deschedulerGOGCs(t)[0])
 	if err := proc.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func eventPopulation(t *testing.T, pop population, sz size, big bool, trials int
 	}
 	slices.Sort(latencies)
 	figure(t, "descheduler-event population=%s nodes=%d pods=%d (%s): trials=%d violators=%d evicted=%d held=%d p50=%s p99=%s max=%s, peak RSS %.0f MiB",
-		pop, sz.Nodes, sz.BoundPods, deschedulerMemLimit(), trials, len(violators), len(latencies), held, pct(latencies, 50), pct(latencies, 99), latencies[len(latencies)-1].Round(time.Millisecond), mib(rss))
+		pop, sz.Nodes, sz.BoundPods, deschedulerGC(deschedulerGOGCs(t)[0]), trials, len(violators), len(latencies), held, pct(latencies, 50), pct(latencies, 99), latencies[len(latencies)-1].Round(time.Millisecond), mib(rss))
 	// Where a violator's time goes: the descheduler's CPU over the trials and its own measure of
 	// SchedulerSimulation's prediction, both per violator (the rest is waiting, mostly on the
 	// apiserver: the Eviction API plugin reads the pod back, then posts the Eviction).

@@ -22,6 +22,12 @@ import (
 // DefaultSecurePort serves /healthz, /readyz and /metrics, as upstream's descheduler.
 const DefaultSecurePort = 10258
 
+// DefaultGCPercent is the GOGC accord-descheduler runs with when the GOGC environment variable is not
+// set. Nearly all of its heap is the informers' copy of the cluster, live for the whole run: at Go's
+// default of 100 the heap peaks at twice that copy between collections, at 50 at one and a half
+// times it, for about twice the collections (test/scale/README.md, Memory, has both measured).
+const DefaultGCPercent = 50
+
 // Options are the command line of accord-descheduler.
 type Options struct {
 	PolicyConfigFile     string
@@ -157,6 +163,11 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 		logger.Error(err, "Reading the cgroup's memory limit; the Go runtime keeps no soft memory limit")
 	} else if limit > 0 {
 		logger.Info("Soft memory limit from the cgroup's", "limit", limit, "cgroupFile", from, "fraction", component.CgroupMemoryLimitFraction)
+	}
+	// The heap between collections grows by GOGC percent of the live heap, which is the cluster's
+	// pods: collect at half of it again unless GOGC says otherwise.
+	if component.SetGCPercentIfUnset(DefaultGCPercent) {
+		logger.Info("GOGC is not set; the garbage collector's target percentage is the descheduler's default", "gcPercent", DefaultGCPercent)
 	}
 
 	restCfg, err := component.RestConfig(o.kubeconfig(), o.QPS, o.Burst)
