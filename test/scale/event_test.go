@@ -697,3 +697,42 @@ func (s samples) sum(name, label string) float64 {
 	}
 	return total
 }
+
+// The accounting reads klog's text lines: the header's time, the pod and node, the simulation's and
+// the eviction's durations; a trial's figures come out of them and the watch's times.
+func TestDecisionLogTrial(t *testing.T) {
+	d := newDecisionLog()
+	now := time.Now()
+	hdr := func(at time.Time) string { return "I" + at.Format("0102 15:04:05.000000") + "   4242 plugin.go:123] " }
+	t0 := now.Add(-10 * time.Second).Truncate(time.Microsecond) // klog writes microseconds
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	lines := []string{
+		hdr(at(30)) + `"ClusterScopedResource changed; re-checking the node's pods" queue="NodeCRDResourceFit" node="node-00007"`,
+		hdr(at(80)) + `"Eviction admitted by the scheduler simulation" logger="SchedulerSimulation" pod="event/a" node="node-00007" verdict="evict" predictedNode="node-00100" score=312 simulation="40ms"`,
+		hdr(at(120)) + `"Eviction admitted by the scheduler simulation" logger="SchedulerSimulation" pod="event/b" node="node-00007" verdict="evict" predictedNode="node-00200" score=300 simulation="30ms"`,
+		hdr(at(140)) + `"Evicted pod" pod="event/a" node="node-00007" profile="default" plugin="NodeCRDResourceFit" reason="x" prediction="y" duration="50ms"`,
+		hdr(at(160)) + `"Eviction blocked by the scheduler simulation" logger="SchedulerSimulation" pod="event/c" node="node-00007" verdict="blocked" predictedNode="" score=0 simulation="35.5ms" message="0/500 nodes are available"`,
+		hdr(at(200)) + `"Evicted pod" pod="event/b" node="node-00007" profile="default" plugin="NodeCRDResourceFit" reason="x" prediction="y" duration="70ms"`,
+	}
+	if _, err := d.Write([]byte(strings.Join(lines, "\n") + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if !d.isBlocked("event/c") || d.isBlocked("event/a") {
+		t.Fatalf("blocked: %v, want event/c only", d.blocked)
+	}
+	w := &evictionWatch{seen: map[string]time.Time{"a": at(145), "b": at(210)}}
+	got := d.trial(t0, "node-00007", "event", []string{"a", "b", "c"}, w)
+	want := trialTimes{
+		toRecheck: 30 * time.Millisecond, toFirstDecision: 50 * time.Millisecond,
+		decisions: 80 * time.Millisecond, sims: 65500 * time.Microsecond, // b's and c's
+		// a: decided at 80, eviction from 90 (140-50); b: decided at 120, from 130 (200-70).
+		evictWait: 10 * time.Millisecond, evictWaitMax: 10 * time.Millisecond,
+		evictCall: 60 * time.Millisecond, evictCallMax: 70 * time.Millisecond,
+		watchLag: 7500 * time.Microsecond, watchLagMax: 10 * time.Millisecond,
+		pods: 3, complete: true,
+	}
+	if got != want {
+		t.Fatalf("trial accounting:\n got %+v\nwant %+v", got, want)
+	}
+	t.Logf("as logged: %s", got)
+}
