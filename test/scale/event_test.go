@@ -97,7 +97,13 @@ func TestDeschedulerEvent(t *testing.T) {
 	if trials*5 > sz.Nodes {
 		t.Fatalf("%d trials need at least %d nodes, have %d", trials, trials*5, sz.Nodes)
 	}
-	deschedBin := harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
+	// ACCORD_SCALE_DESCHEDULER_BIN runs another build (a baseline's, for an A/B) instead of this tree's.
+	deschedBin := os.Getenv("ACCORD_SCALE_DESCHEDULER_BIN")
+	if deschedBin == "" {
+		deschedBin = harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/descheduler")
+	} else {
+		t.Logf("accord-descheduler: %s (ACCORD_SCALE_DESCHEDULER_BIN)", deschedBin)
+	}
 	for _, pop := range sz.Populations {
 		t.Run(pop.String(), func(t *testing.T) { eventPopulation(t, pop, sz, big, trials, deschedBin) })
 	}
@@ -134,6 +140,8 @@ func eventPopulation(t *testing.T, pop population, sz size, big bool, trials int
 	args := []string{"--kubeconfig=" + kubeconfig, "--policy-config-file=" + policy,
 		"--scheduler-config-file=" + schedulerConfig, "--descheduling-interval=0", "--event-driven",
 		"--client-connection-qps=5000", "--client-connection-burst=5000", "-v=2",
+		// NodeCRDResourceFit's controller logs its re-check of a node at 3 (the accounting's start).
+		"--vmodule=plugin=3",
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
 		// The scraper below calls without credentials (loopback only).
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*"}
@@ -144,7 +152,7 @@ func eventPopulation(t *testing.T, pop population, sz size, big bool, trials int
 	procCtx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
 	start = time.Now()
-	decisions := &decisionLog{blocked: map[string]bool{}}
+	decisions := newDecisionLog()
 	proc := exec.CommandContext(procCtx, deschedBin, args...)
 	proc.Stdout, proc.Stderr = decisions, decisions
 	proc.Env = deschedulerEnv(deschedulerGOGCs(t)[0])
@@ -251,6 +259,8 @@ func eventPopulation(t *testing.T, pop population, sz size, big bool, trials int
 		held += len(mine) - evicted
 		t.Logf("trial %d: node %s, %d violators, %d evicted (the last %s after the ClusterScopedResource update), %d held back by the simulation",
 			k, nodeName(node), len(mine), evicted, last.Round(time.Millisecond), len(mine)-evicted)
+		// Where the time went, from the descheduler's lines (-v=2) and the watch.
+		t.Logf("trial %d: %s", k, decisions.trial(t0, nodeName(node), ns, mine, w))
 	}
 	cpu1, err := procCPU(proc.Process.Pid)
 	if err != nil {
@@ -304,15 +314,92 @@ func eventPopulation(t *testing.T, pop population, sz size, big bool, trials int
 }
 
 // decisionLog is accord-descheduler's output: it remembers the pods SchedulerSimulation blocked
-// (its decision lines) and the last lines, for a failure.
+// (its decision lines), the timeline of each node's re-check and each pod's decision and eviction
+// (their klog timestamps, for the per-trial accounting), and the last lines, for a failure.
 type decisionLog struct {
 	mu      sync.Mutex
 	partial []byte
 	last    []string
 	blocked map[string]bool
+	// rechecked: when NodeCRDResourceFit's controller began re-checking each node (its lines).
+	rechecked map[string][]time.Time
+	// decided and evicted: each pod's decision line (with its simulation's duration) and its
+	// "Evicted pod" line (with the eviction's duration: limits, then the evict plugin's API calls).
+	decided map[string]timedLine
+	evicted map[string]timedLine
 }
 
-var blockedPod = regexp.MustCompile(`"Eviction blocked by the scheduler simulation".* pod="([^"]+)"`)
+// timedLine is a log line's time and the duration it reports.
+type timedLine struct {
+	at time.Time
+	d  time.Duration
+}
+
+func newDecisionLog() *decisionLog {
+	return &decisionLog{blocked: map[string]bool{}, rechecked: map[string][]time.Time{}, decided: map[string]timedLine{}, evicted: map[string]timedLine{}}
+}
+
+var (
+	blockedPod = regexp.MustCompile(`"Eviction blocked by the scheduler simulation".* pod="([^"]+)"`)
+	// The klog text header: severity, month and day, time with microseconds (local time).
+	klogHeader = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6}) `)
+	podKey     = regexp.MustCompile(` pod="([^"]+)"`)
+	nodeKey    = regexp.MustCompile(` node="([^"]+)"`)
+	simKey     = regexp.MustCompile(` simulation="?([0-9.]+[a-zµ]+)"?`)
+	durKey     = regexp.MustCompile(` duration="?([0-9.hms]+[a-zµ]*)"?`)
+)
+
+// lineTime is the time in a klog text header (this year, local time, as klog writes it).
+func lineTime(line string) (time.Time, bool) {
+	m := klogHeader.FindStringSubmatch(line)
+	if m == nil {
+		return time.Time{}, false
+	}
+	t, err := time.ParseInLocation("0102 15:04:05.000000", m[1], time.Local)
+	if err != nil {
+		return time.Time{}, false
+	}
+	now := time.Now()
+	return time.Date(now.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.Local), true
+}
+
+// submatch is re's first group in line, "" when it does not match.
+func submatch(re *regexp.Regexp, line string) string {
+	if m := re.FindStringSubmatch(line); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// timeline records line's time in the timeline when it is one of the lines the accounting reads.
+func (d *decisionLog) timeline(line string) {
+	decided := strings.Contains(line, `"Eviction admitted by the scheduler simulation"`) || strings.Contains(line, `"Eviction blocked by the scheduler simulation"`)
+	evicted := strings.Contains(line, `"Evicted pod"`)
+	recheck := strings.Contains(line, `"ClusterScopedResource changed; re-checking the node's pods"`)
+	if !decided && !evicted && !recheck {
+		return
+	}
+	at, ok := lineTime(line)
+	if !ok {
+		return
+	}
+	switch {
+	case recheck:
+		if node := submatch(nodeKey, line); node != "" {
+			d.rechecked[node] = append(d.rechecked[node], at)
+		}
+	case decided:
+		sim, _ := time.ParseDuration(submatch(simKey, line))
+		if pod := submatch(podKey, line); pod != "" {
+			d.decided[pod] = timedLine{at, sim}
+		}
+	case evicted:
+		dur, _ := time.ParseDuration(submatch(durKey, line))
+		if pod := submatch(podKey, line); pod != "" {
+			d.evicted[pod] = timedLine{at, dur}
+		}
+	}
+}
 
 func (d *decisionLog) Write(p []byte) (int, error) {
 	d.mu.Lock()
@@ -328,6 +415,7 @@ func (d *decisionLog) Write(p []byte) (int, error) {
 		if m := blockedPod.FindStringSubmatch(line); m != nil {
 			d.blocked[m[1]] = true
 		}
+		d.timeline(line)
 		if d.last = append(d.last, line); len(d.last) > 200 {
 			d.last = d.last[len(d.last)-100:]
 		}
@@ -339,6 +427,112 @@ func (d *decisionLog) isBlocked(pod string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.blocked[pod]
+}
+
+// trialTimes is where one trial's time went, from the descheduler's log lines and the test's
+// watch (all on this machine's clock).
+type trialTimes struct {
+	// toRecheck: from the ClusterScopedResource update's response to the controller's re-check of
+	// the node (watch delivery, the event handler, the workqueue).
+	toRecheck time.Duration
+	// toFirstDecision: from the re-check to the first pod's decision line (listing the node's pods,
+	// the simulation cycle's start, the first pod's filters and simulation).
+	toFirstDecision time.Duration
+	// decisions: from the first decision line to the last; sims: the simulations' durations in it
+	// (the first pod's excluded: it is in toFirstDecision).
+	decisions, sims time.Duration
+	// evictWait: from a pod's decision to the start of its eviction (a free slot of the ones in
+	// flight, the goroutine's start), the mean and max; evictCall: the eviction (limits, the
+	// evict plugin's read of the pod and the Eviction), mean and max; watchLag: from the eviction's
+	// end to the test's watch seeing the pod terminating, mean and max.
+	evictWait, evictWaitMax, evictCall, evictCallMax, watchLag, watchLagMax time.Duration
+	// pods: the trial's decided pods; complete: every evicted pod had its lines.
+	pods     int
+	complete bool
+}
+
+// trial is the accounting of the trial that updated node's ClusterScopedResource at t0, over its
+// pods (names in ns), w seeing their evictions.
+func (d *decisionLog) trial(t0 time.Time, node, ns string, pods []string, w *evictionWatch) trialTimes {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var tt trialTimes
+	tt.complete = true
+	recheck := time.Time{}
+	for _, at := range d.rechecked[node] {
+		// The controller's first re-check after the update (a line may precede t0 by the time the
+		// update's response took to come back).
+		if at.After(t0.Add(-time.Second)) && (recheck.IsZero() || at.Before(recheck)) {
+			recheck = at
+		}
+	}
+	var first, last time.Time
+	var firstSim time.Duration
+	var waits, calls, lags []time.Duration
+	for _, name := range pods {
+		dec, ok := d.decided[ns+"/"+name]
+		if !ok {
+			tt.complete = false
+			continue
+		}
+		tt.pods++
+		tt.sims += dec.d
+		if first.IsZero() || dec.at.Before(first) {
+			first, firstSim = dec.at, dec.d
+		}
+		if dec.at.After(last) {
+			last = dec.at
+		}
+		seen := w.at(name)
+		if seen.IsZero() {
+			continue
+		}
+		ev, ok := d.evicted[ns+"/"+name]
+		if !ok {
+			tt.complete = false
+			continue
+		}
+		waits = append(waits, ev.at.Add(-ev.d).Sub(dec.at))
+		calls = append(calls, ev.d)
+		lags = append(lags, seen.Sub(ev.at))
+	}
+	if recheck.IsZero() || first.IsZero() {
+		tt.complete = false
+		return tt
+	}
+	tt.toRecheck, tt.toFirstDecision = recheck.Sub(t0), first.Sub(recheck)
+	tt.decisions, tt.sims = last.Sub(first), tt.sims-firstSim
+	tt.evictWait, tt.evictWaitMax = meanMax(waits)
+	tt.evictCall, tt.evictCallMax = meanMax(calls)
+	tt.watchLag, tt.watchLagMax = meanMax(lags)
+	return tt
+}
+
+func meanMax(ds []time.Duration) (mean, maxD time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+		maxD = max(maxD, d)
+	}
+	return sum / time.Duration(len(ds)), maxD
+}
+
+func (tt trialTimes) String() string {
+	ms := func(d time.Duration) string { return d.Round(100 * time.Microsecond).String() }
+	perDecision := time.Duration(0)
+	if tt.pods > 1 {
+		perDecision = tt.decisions / time.Duration(tt.pods-1)
+	}
+	s := fmt.Sprintf("to the re-check %s, to the first decision %s, then %d decisions in %s (%s each; their simulations %s), decision to eviction start %s (max %s), eviction %s (max %s), eviction to the watch %s (max %s)",
+		ms(tt.toRecheck), ms(tt.toFirstDecision), max(tt.pods-1, 0), ms(tt.decisions), ms(perDecision), ms(tt.sims),
+		ms(tt.evictWait), ms(tt.evictWaitMax), ms(tt.evictCall), ms(tt.evictCallMax), ms(tt.watchLag), ms(tt.watchLagMax))
+	if !tt.complete {
+		s += " (some log lines missing)"
+	}
+	return s
 }
 
 func (d *decisionLog) tail() string {
@@ -502,4 +696,43 @@ func (s samples) sum(name, label string) float64 {
 		}
 	}
 	return total
+}
+
+// The accounting reads klog's text lines: the header's time, the pod and node, the simulation's and
+// the eviction's durations; a trial's figures come out of them and the watch's times.
+func TestDecisionLogTrial(t *testing.T) {
+	d := newDecisionLog()
+	now := time.Now()
+	hdr := func(at time.Time) string { return "I" + at.Format("0102 15:04:05.000000") + "   4242 plugin.go:123] " }
+	t0 := now.Add(-10 * time.Second).Truncate(time.Microsecond) // klog writes microseconds
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	lines := []string{
+		hdr(at(30)) + `"ClusterScopedResource changed; re-checking the node's pods" queue="NodeCRDResourceFit" node="node-00007"`,
+		hdr(at(80)) + `"Eviction admitted by the scheduler simulation" logger="SchedulerSimulation" pod="event/a" node="node-00007" verdict="evict" predictedNode="node-00100" score=312 simulation="40ms"`,
+		hdr(at(120)) + `"Eviction admitted by the scheduler simulation" logger="SchedulerSimulation" pod="event/b" node="node-00007" verdict="evict" predictedNode="node-00200" score=300 simulation="30ms"`,
+		hdr(at(140)) + `"Evicted pod" pod="event/a" node="node-00007" profile="default" plugin="NodeCRDResourceFit" reason="x" prediction="y" duration="50ms"`,
+		hdr(at(160)) + `"Eviction blocked by the scheduler simulation" logger="SchedulerSimulation" pod="event/c" node="node-00007" verdict="blocked" predictedNode="" score=0 simulation="35.5ms" message="0/500 nodes are available"`,
+		hdr(at(200)) + `"Evicted pod" pod="event/b" node="node-00007" profile="default" plugin="NodeCRDResourceFit" reason="x" prediction="y" duration="70ms"`,
+	}
+	if _, err := d.Write([]byte(strings.Join(lines, "\n") + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if !d.isBlocked("event/c") || d.isBlocked("event/a") {
+		t.Fatalf("blocked: %v, want event/c only", d.blocked)
+	}
+	w := &evictionWatch{seen: map[string]time.Time{"a": at(145), "b": at(210)}}
+	got := d.trial(t0, "node-00007", "event", []string{"a", "b", "c"}, w)
+	want := trialTimes{
+		toRecheck: 30 * time.Millisecond, toFirstDecision: 50 * time.Millisecond,
+		decisions: 80 * time.Millisecond, sims: 65500 * time.Microsecond, // b's and c's
+		// a: decided at 80, eviction from 90 (140-50); b: decided at 120, from 130 (200-70).
+		evictWait: 10 * time.Millisecond, evictWaitMax: 10 * time.Millisecond,
+		evictCall: 60 * time.Millisecond, evictCallMax: 70 * time.Millisecond,
+		watchLag: 7500 * time.Microsecond, watchLagMax: 10 * time.Millisecond,
+		pods: 3, complete: true,
+	}
+	if got != want {
+		t.Fatalf("trial accounting:\n got %+v\nwant %+v", got, want)
+	}
+	t.Logf("as logged: %s", got)
 }

@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"encoding/json"
+	"hash/maphash"
 	"reflect"
 	"slices"
 	"sync/atomic"
@@ -32,8 +33,8 @@ import (
 // reads through its namespace lister. The candidates of one workload share those fields, and within
 // a cycle the snapshot changes only by the moves Admit records. So, within a cycle, the simulator
 // computes these two plugins' PreFilter state once per workload over the snapshot as it is (a
-// "base"), and for each candidate hands the framework a clone of the base from which the candidate
-// itself was removed with the plugin's own PreFilterExtensions.RemovePod, as kube-scheduler's
+// "base", from the workload's second candidate of the cycle on: see bases), and for each candidate
+// hands the framework a clone of the base from which the candidate itself was removed with the plugin's own PreFilterExtensions.RemovePod, as kube-scheduler's
 // preemption evaluates a node without its victims. Every other PreFilter plugin still runs per
 // candidate. Admit keeps the bases current or drops them (see reuseCache.admit); BeginCycle and
 // EndCycle drop them all, and so does a Namespace event.
@@ -214,6 +215,10 @@ type workloadKey struct{ profile, spec string }
 type reuseCache struct {
 	wrappers  map[string][]*sharedPreFilter
 	workloads map[workloadKey]*workloadState
+	// once holds a hash of the workloads (profile and workloadSpecKey) predicted once this cycle
+	// without a base: a workload's base is computed at its second candidate of the cycle (see bases).
+	once map[uint64]struct{}
+	seed maphash.Seed
 	// epoch is bumped by a Namespace event (InterPodAffinity reads namespaces' labels through its
 	// lister): bases of an older epoch are recomputed.
 	epoch atomic.Int64
@@ -228,6 +233,7 @@ type reuseCache struct {
 func (r *reuseCache) clear() {
 	if r != nil {
 		clear(r.workloads)
+		clear(r.once)
 	}
 }
 
@@ -251,6 +257,14 @@ func workloadSpecKey(pod *corev1.Pod) (string, error) {
 // as it is (the candidate still on its node). nil: no reuse for this candidate. The caller leaves a
 // terminating candidate out: PodTopologySpread does not count a terminating pod, so removing one
 // from a base would count it out twice.
+//
+// A workload's first candidate of the cycle gets no base (nil): a base serves the candidates after
+// it, and for the first one it costs more than the plugins' own PreFilter (the base, its clone, the
+// RemovePod, and the update of the base at every later move). The candidates of one node, the batch
+// a ClusterScopedResource change or a node's limit decides, are mostly of distinct workloads (a
+// workload's replicas spread over nodes), and their bases would never be read. The base is computed
+// at the second candidate, over the snapshot as it is then, as a dropped base is. Neither is a base
+// computed when the cycle keeps reuseMaxWorkloads already: it would serve one candidate.
 func (r *reuseCache) bases(ctx context.Context, profile string, candidate *corev1.Pod, allNodes []fwk.NodeInfo) *workloadState {
 	wrappers := r.wrappers[profile]
 	if len(wrappers) == 0 {
@@ -263,11 +277,22 @@ func (r *reuseCache) bases(ctx context.Context, profile string, candidate *corev
 	key := workloadKey{profile, spec}
 	epoch := r.epoch.Load()
 	ws := r.workloads[key]
-	if ws == nil || ws.epoch != epoch {
-		ws = &workloadState{profile: profile, pod: candidate, epoch: epoch, bases: make(map[string]pluginState, len(wrappers))}
-		if len(r.workloads) < reuseMaxWorkloads || r.workloads[key] != nil {
-			r.workloads[key] = ws
+	switch {
+	case ws == nil:
+		// A hash collision only computes a base at a workload's first candidate: still exact.
+		h := maphash.String(r.seed, profile+"\x00"+spec)
+		if _, again := r.once[h]; !again {
+			r.once[h] = struct{}{}
+			return nil
 		}
+		if len(r.workloads) >= reuseMaxWorkloads {
+			return nil
+		}
+		ws = &workloadState{profile: profile, pod: candidate, epoch: epoch, bases: make(map[string]pluginState, len(wrappers))}
+		r.workloads[key] = ws
+	case ws.epoch != epoch:
+		ws = &workloadState{profile: profile, pod: candidate, epoch: epoch, bases: make(map[string]pluginState, len(wrappers))}
+		r.workloads[key] = ws
 	}
 	for _, w := range wrappers {
 		if _, ok := ws.bases[w.Name()]; ok {

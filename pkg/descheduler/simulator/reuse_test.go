@@ -3,6 +3,8 @@ package simulator
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,14 +140,22 @@ func TestPreFilterReuseEquivalence(t *testing.T) {
 			for cycle := range 3 {
 				both(func(e *testEnv) { e.beginCycle() })
 				moved := map[types.UID]bool{}
-				for _, i := range r.Perm(len(pods)) {
+				order := r.Perm(len(pods))
+				// The second cycle decides node after node, every pod of a node that moves admitted:
+				// the batch of an event-triggered controller (a node's pods are mostly of distinct
+				// workloads, so a workload's base is computed at a later node's candidate).
+				batch := cycle == 1
+				if batch {
+					slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(pods[a].Spec.NodeName, pods[b].Spec.NodeName) })
+				}
+				for _, i := range order {
 					p := pods[i]
 					got, want := reuse.predict(p), fresh.predict(p)
 					predictions++
 					if got != want {
 						t.Fatalf("cycle %d, pod %s/%s on %s (after %d admissions): with reuse %+v, fresh %+v", cycle, p.Namespace, p.Name, p.Spec.NodeName, admitted, got, want)
 					}
-					if want.Moves() && !moved[p.UID] && r.IntN(3) > 0 {
+					if want.Moves() && !moved[p.UID] && (batch || r.IntN(3) > 0) {
 						moved[p.UID] = true
 						admitted++
 						both(func(e *testEnv) {
@@ -173,6 +183,49 @@ func TestPreFilterReuseEquivalence(t *testing.T) {
 				t.Fatalf("%d plugin states computed for %d predictions: nothing was shared", reuse.sim.reuse.computed, predictions)
 			}
 		})
+	}
+}
+
+// A workload's first candidate of a cycle runs the plugins' own PreFilter: its base is computed at
+// the second candidate and shared from then on, until the cycle ends. A node's violators, of
+// distinct workloads, thus compute no base.
+func TestReuseBaseFromTheSecondCandidate(t *testing.T) {
+	spread := func(app string) func(p *corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Labels = map[string]string{"app": app}
+			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone,
+				WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}
+		}
+	}
+	zone := func(z string) func(n *corev1.Node) {
+		return func(n *corev1.Node) { n.Labels[corev1.LabelTopologyZone] = z }
+	}
+	a1, b1, c1 := pod("a1", "n1", "100m", spread("a")), pod("b1", "n1", "100m", spread("b")), pod("c1", "n1", "100m", spread("c"))
+	a2 := pod("a2", "n2", "100m", spread("a"))
+	e := newTestEnv(t, envOptions{}, node("n1", "4", zone("z1")), node("n2", "4", zone("z2")), node("n3", "4", zone("z3")), a1, b1, c1, a2)
+	counts := func() (int64, int64) {
+		e.sim.mu.Lock()
+		defer e.sim.mu.Unlock()
+		return e.sim.reuse.computed, e.sim.reuse.reused
+	}
+	for cycle := range 2 {
+		e.beginCycle()
+		computed0, reused0 := counts()
+		// n1's pods, as a ClusterScopedResource change nominates them: three workloads, no base.
+		for _, p := range []*corev1.Pod{a1, b1, c1} {
+			e.predict(p)
+		}
+		if computed, reused := counts(); computed != computed0 || reused != reused0 {
+			t.Fatalf("cycle %d, n1's three pods of three workloads: %d bases computed, %d shared; want none", cycle, computed-computed0, reused-reused0)
+		}
+		// a's second candidate computes its two bases (InterPodAffinity, PodTopologySpread) and
+		// uses them; a's third prediction shares them.
+		e.predict(a2)
+		e.predict(a1)
+		if computed, reused := counts(); computed-computed0 != 2 || reused-reused0 != 4 {
+			t.Fatalf("cycle %d, a's second and third predictions: %d bases computed, %d shared; want 2 and 4", cycle, computed-computed0, reused-reused0)
+		}
+		e.sim.EndCycle(e.ctx)
 	}
 }
 

@@ -18,10 +18,12 @@
 // PreFilter state, the two PreFilters that walk the whole cluster (reuse.go). A workload is what
 // those plugins read of a pod: profile, namespace, labels, affinity, topology spread constraints,
 // node selector and tolerations (any two pods equal in these share, whatever their owner). Its
-// state (the "base") is computed once over the snapshot as it is; each candidate gets a clone from
-// which the plugins' own PreFilterExtensions.RemovePod took the candidate out, as kube-scheduler's
-// preemption takes out victims; every other PreFilter plugin runs per candidate. When the bases are
-// dropped or updated:
+// state (the "base") is computed once over the snapshot as it is, at the workload's second
+// candidate of the cycle (the first runs the plugins' PreFilter itself: a batch of one node's
+// violators is mostly of distinct workloads, and a base read by no later candidate only costs);
+// each later candidate gets a clone from which the plugins' own PreFilterExtensions.RemovePod took
+// the candidate out, as kube-scheduler's preemption takes out victims; every other PreFilter plugin
+// runs per candidate. When the bases are dropped or updated:
 //   - BeginCycle and EndCycle drop them all, and so does a Namespace event (InterPodAffinity reads
 //     namespaces' labels); outside a cycle nothing is shared.
 //   - Admit moves a pod: InterPodAffinity's bases follow it with RemovePod and AddPod (exact);
@@ -44,6 +46,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"reflect"
 	"slices"
@@ -746,7 +749,7 @@ func podInfoOf(ni *framework.NodeInfo, pod *corev1.Pod) fwk.PodInfo {
 // is among them, drops the cycle's bases on Namespace events (the plugin reads namespaces' labels
 // through its lister when it computes a base).
 func (s *Simulator) setUpReuse(factory informers.SharedInformerFactory, wrapped map[fwk.Handle][]*sharedPreFilter) error {
-	r := &reuseCache{wrappers: map[string][]*sharedPreFilter{}, workloads: map[workloadKey]*workloadState{}}
+	r := &reuseCache{wrappers: map[string][]*sharedPreFilter{}, workloads: map[workloadKey]*workloadState{}, once: map[uint64]struct{}{}, seed: maphash.MakeSeed()}
 	namespaces := false
 	for name, fw := range s.frameworks {
 		// Only the wrappers the profile runs at PreFilter (a plugin enabled for Score alone is
