@@ -191,7 +191,12 @@ func (w *world) do(a Action) error {
 		if err := w.ac.Tracker().Delete(crGVR, "", node); err != nil {
 			return err
 		}
-		// The pod garbage collector removes the pods of a node that is gone.
+		// The pod garbage collector removes the pods of a node that is gone, after the node is gone:
+		// the descheduler's handlers of the Node and ClusterScopedResource deletions run to the end
+		// first. Removing the pods while they ran let a controller's eviction of a pod of the node
+		// reach the cluster before that pod's removal in one run and after it in another (seed 4 of
+		// TestSeedReproducesTrace: "deleteNode node3: pdb:w2-5" in one run of two).
+		synctest.Wait()
 		for _, p := range w.pods() {
 			if p.Spec.NodeName == node {
 				w.remove(p)
