@@ -188,6 +188,11 @@ func (w *world) do(a Action) error {
 		if err := w.kc.Tracker().Delete(nodesGVR, "", node); err != nil {
 			return err
 		}
+		// The node's ClusterScopedResource goes after the node has gone from every informer (the
+		// garbage collector deletes it, as the pods, once the node is gone): with both deleted at
+		// once, NodeCRDResourceFit's controller, queued by the CR's deletion, found the node still in
+		// its lister in one run and evicted its pods, and found it gone in another.
+		synctest.Wait()
 		if err := w.ac.Tracker().Delete(crGVR, "", node); err != nil {
 			return err
 		}
