@@ -306,23 +306,7 @@ func (c *Cache) CaughtUp() bool {
 // AwaitCaughtUp waits, at most timeout, until CaughtUp, waking at each change of the index (no
 // polling), and reports whether it did.
 func (c *Cache) AwaitCaughtUp(timeout time.Duration) bool {
-	x := c.index()
-	var deadline *time.Timer
-	for {
-		changed := x.Changed()
-		if c.CaughtUp() {
-			return true
-		}
-		if deadline == nil {
-			deadline = time.NewTimer(timeout)
-			defer deadline.Stop()
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			return false
-		}
-	}
+	return c.index().Await(timeout, c.CaughtUp)
 }
 
 // CatchUpTimeout bounds how long a QueueingHint waits (AwaitResourceVersion) for the NodeIndex to

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
@@ -330,6 +331,27 @@ func (x *NodeIndex) Changed() <-chan struct{} {
 		x.changed = make(chan struct{})
 	}
 	return x.changed
+}
+
+// Await waits, at most timeout, until ok holds, checking it at once and again at each change of
+// the index (no polling), and reports whether it did.
+func (x *NodeIndex) Await(timeout time.Duration, ok func() bool) bool {
+	var deadline *time.Timer
+	for {
+		changed := x.Changed()
+		if ok() {
+			return true
+		}
+		if deadline == nil {
+			deadline = time.NewTimer(timeout)
+			defer deadline.Stop()
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return false
+		}
+	}
 }
 
 // holds reports whether the index holds, as what in returns for a node (nil: none), exactly the

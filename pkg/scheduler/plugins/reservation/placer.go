@@ -286,22 +286,7 @@ func indexHolds(store cache.Store, name string) func(*crcache.NodeData) bool {
 // awaitIndex waits, at most timeout, until ok holds for the index's data of the node named name,
 // waking at each change of the index, and reports whether it did.
 func awaitIndex(index *crcache.NodeIndex, timeout time.Duration, ok func(*crcache.NodeData) bool, name string) bool {
-	var deadline *time.Timer
-	for {
-		changed := index.Changed()
-		if ok(index.Get(name)) {
-			return true
-		}
-		if deadline == nil {
-			deadline = time.NewTimer(timeout)
-			defer deadline.Stop()
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			return false
-		}
-	}
+	return index.Await(timeout, func() bool { return ok(index.Get(name)) })
 }
 
 // nodeChanged queues the reservations Available on node (in the informer, or placed in the ledger
