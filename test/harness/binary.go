@@ -39,8 +39,16 @@ func StartBinary(t testing.TB, ctx context.Context, bin string, args ...string) 
 // process runs: read it only after the process has exited.
 func StartProcess(t testing.TB, ctx context.Context, bin string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
+	return StartProcessEnv(t, ctx, nil, bin, args...)
+}
+
+// StartProcessEnv is StartProcess with the process's environment env (nil: the test's own, as
+// exec.Cmd.Env), e.g. the test's with GODEBUG=gctrace=1 appended.
+func StartProcessEnv(t testing.TB, ctx context.Context, env []string, bin string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
 	out := &bytes.Buffer{}
 	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -226,8 +226,18 @@ func runSchedulerOn(t *testing.T, ctx context.Context, client kubernetes.Interfa
 		args = append(args[:1], pprofArgs(port)...)
 	}
 	args = append(args, o.args...)
+	// With a log directory the scheduler runs with gctrace, and its RSS is sampled (schedLog).
+	logDir := os.Getenv("ACCORD_SCALE_SCHEDULER_LOG_DIR")
+	var env []string
+	if logDir != "" {
+		env = append(os.Environ(), "GODEBUG=gctrace=1")
+	}
 	started := time.Now()
-	cmd, _ := harness.StartProcess(t, pctx, bin, args...)
+	cmd, out := harness.StartProcessEnv(t, pctx, env, bin, args...)
+	var samples *rssSamples
+	if logDir != "" {
+		samples = sampleRSS(cmd.Process.Pid, started)
+	}
 	w.mu.Lock()
 	w.pid = cmd.Process.Pid
 	profiled := make(chan error, 1)
@@ -268,8 +278,18 @@ func runSchedulerOn(t *testing.T, ctx context.Context, client kubernetes.Interfa
 		}
 		t.Logf("%s: profiles in %s", profile, dir)
 	}
+	var sampled string
+	if samples != nil {
+		sampled = samples.stop()
+	}
 	kill()
 	_ = cmd.Wait()
+	if logDir != "" {
+		w.mu.Lock()
+		firstBind := w.first.Sub(started)
+		w.mu.Unlock()
+		saveSchedulerLog(t, logDir, file, label, out.String(), sampled, samples, firstBind)
+	}
 
 	w.mu.Lock()
 	r := schedRun{Profile: profile, Pods: pods, CPU: cpu, WindowCPU: cpu - w.firstCPU, PeakRSS: rss, FirstBindLag: w.first.Sub(started)}
@@ -580,4 +600,59 @@ func schedulerKnobs(t *testing.T, s *size) {
 			t.Fatalf("ACCORD_SCALE_RESERVATIONS=%q: %v", v, err)
 		}
 	}
+}
+
+// rssSamples samples a process's VmRSS every 20 ms from start until stop: the samples (seconds since
+// start, bytes) and when the largest was taken.
+type rssSamples struct {
+	done   chan struct{}
+	result chan string
+	peak   int64
+	peakAt time.Duration
+}
+
+func sampleRSS(pid int, start time.Time) *rssSamples {
+	s := &rssSamples{done: make(chan struct{}), result: make(chan string, 1)}
+	go func() {
+		var b strings.Builder
+		for {
+			if v, err := procRSS(pid); err == nil {
+				at := time.Since(start)
+				fmt.Fprintf(&b, "%.3f\t%d\n", at.Seconds(), v)
+				if v > s.peak {
+					s.peak, s.peakAt = v, at
+				}
+			}
+			select {
+			case <-s.done:
+				s.result <- b.String()
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return s
+}
+
+// stop ends the sampling and returns the samples (after it, peak and peakAt are final).
+func (s *rssSamples) stop() string {
+	close(s.done)
+	return <-s.result
+}
+
+// saveSchedulerLog writes a scheduler run's log (with gctrace) and RSS samples to dir/<file>.log and
+// .rss.tsv (ACCORD_SCALE_SCHEDULER_LOG_DIR) and logs when the sampled RSS peaked, against the first
+// bind, and the largest heap a collection marked and the heap peak from gctrace.
+func saveSchedulerLog(t *testing.T, dir, file, label, log, sampled string, s *rssSamples, firstBind time.Duration) {
+	t.Helper()
+	base := filepath.Join(dir, file)
+	if err := os.WriteFile(base+".log", []byte(log), 0o600); err != nil {
+		t.Errorf("saving the %s log: %v", label, err)
+	}
+	if err := os.WriteFile(base+".rss.tsv", []byte(sampled), 0o600); err != nil {
+		t.Errorf("saving the %s RSS samples: %v", label, err)
+	}
+	live, peak, peakAt := gcHeaps(log)
+	t.Logf("%s: sampled RSS peaked at %.0f MiB %.1fs after start (first bind %.1fs); largest marked heap %.0f MiB, heap peak %.0f MiB (collection at %.1fs), %d collections; log and RSS samples in %s.{log,rss.tsv}",
+		label, mib(s.peak), s.peakAt.Seconds(), firstBind.Seconds(), mib(live), mib(peak), peakAt.Seconds(), strings.Count(log, "\ngc "), base)
 }

@@ -87,7 +87,10 @@ func convert[T any, PT interface {
 // Both informers watch the same objects, so where the Cache's NodeIndex already holds the object at
 // the same resourceVersion (the whole initial list: the Cache synced before the scheduler was built)
 // the transform hands over the Cache's object instead of converting: one copy serves both, and
-// neither changes it.
+// neither changes it. The other way round, once this has returned, the Cache's own informers keep
+// the dynamic informer's typed object when its event came first (Cache.transform): under a steady
+// stream of NodeMetric updates either watch may deliver first, and each updated NodeMetric would
+// otherwise be held twice until its next update.
 //
 // The same holds for Reservations (ReservationResource, the Reservation plugin's events): the
 // dynamic informer holds the Cache's Reservation object where the Cache's informer has it at the
@@ -105,7 +108,9 @@ func (c *Cache) TypeEventInformers(dyn dynamicinformer.DynamicSharedInformerFact
 	if dyn == nil {
 		return nil
 	}
+	var stores eventStores
 	if csrs {
+		stores.csr = dyn.ForResource(gvrOf(ClusterScopedResourceResource)).Informer().GetStore()
 		if err := setTypedTransform(dyn, ClusterScopedResourceResource, func(u *unstructured.Unstructured) *schedv1alpha1.ClusterScopedResource {
 			if d := x.Get(u.GetName()); d != nil {
 				return d.CR
@@ -116,6 +121,7 @@ func (c *Cache) TypeEventInformers(dyn dynamicinformer.DynamicSharedInformerFact
 		}
 	}
 	if metrics {
+		stores.metric = dyn.ForResource(gvrOf(NodeMetricResource)).Informer().GetStore()
 		if err := setTypedTransform(dyn, NodeMetricResource, func(u *unstructured.Unstructured) *slov1alpha1.NodeMetric {
 			if d := x.Get(u.GetName()); d != nil {
 				return d.Metric
@@ -126,6 +132,7 @@ func (c *Cache) TypeEventInformers(dyn dynamicinformer.DynamicSharedInformerFact
 		}
 	}
 	if reservations {
+		stores.reservation = dyn.ForResource(gvrOf(ReservationResource)).Informer().GetStore()
 		store := c.ReservationInformer().Informer().GetStore()
 		if err := setTypedTransform(dyn, ReservationResource, func(u *unstructured.Unstructured) *schedv1alpha1.Reservation {
 			item, ok, err := store.GetByKey(u.GetNamespace() + "/" + u.GetName())
@@ -138,7 +145,15 @@ func (c *Cache) TypeEventInformers(dyn dynamicinformer.DynamicSharedInformerFact
 			return err
 		}
 	}
+	// From now on the Cache's informers keep the dynamic informers' object where it came first.
+	c.eventStores.Store(&stores)
 	return nil
+}
+
+// gvrOf is the resource of one of this package's "<plural>.<version>.<group>" constants.
+func gvrOf(resource string) schema.GroupVersionResource {
+	gvr, _ := schema.ParseResourceArg(resource)
+	return *gvr
 }
 
 // setTypedTransform gives the dynamic informer of resource a transform to typed objects without

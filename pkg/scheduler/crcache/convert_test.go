@@ -5,15 +5,19 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/tools/cache"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	slov1alpha1 "github.com/accord-sched/accord/apis/slo/v1alpha1"
 	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
 )
 
@@ -146,5 +150,103 @@ func TestTypeEventInformersReservations(t *testing.T) {
 	own, _, _ := c.ReservationInformer().Informer().GetStore().GetByKey("ns/r1")
 	if got != own {
 		t.Error("r1 is at the Cache's resourceVersion: the dynamic informer must hold the Cache's object, not a second copy")
+	}
+}
+
+// TestCacheKeepsTheEventInformersObject: when the scheduler's dynamic informer delivers a
+// NodeMetric's new resourceVersion before the Cache's informer does (it converts its own typed copy
+// then), the Cache's informer, and so the NodeIndex, keeps that object instead of its own decoded
+// one: one object per resourceVersion, whichever watch comes first. A resourceVersion the dynamic
+// informer does not hold yet is kept as decoded.
+func TestCacheKeepsTheEventInformersObject(t *testing.T) {
+	nmGVR, _ := schema.ParseResourceArg(NodeMetricResource)
+	toUnstructured := func(m *slov1alpha1.NodeMetric) *unstructured.Unstructured {
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: content}
+		u.SetAPIVersion(slov1alpha1.SchemeGroupVersion.String())
+		u.SetKind("NodeMetric")
+		return u
+	}
+	v1 := metricObj("n1", "1")
+	v1.UID = "uid-n1"
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{*nmGVR: "NodeMetricList"}, toUnstructured(v1))
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	informer := factory.ForResource(*nmGVR).Informer()
+	typedClient := accordfake.NewSimpleClientset(v1.DeepCopy()) //nolint:staticcheck // as TestCacheSharesOneFactoryAndFollowsEvents
+	c := NewForClient(typedClient)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer func() { cancel(); c.Shutdown() }()
+	x, err := c.NodeMetrics(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.TypeEventInformers(factory); err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	defer func() { cancel(); factory.Shutdown() }()
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		t.Fatal("the dynamic informer did not sync")
+	}
+	held := func() *slov1alpha1.NodeMetric {
+		item, _, _ := informer.GetStore().GetByKey("n1")
+		m, _ := item.(*slov1alpha1.NodeMetric)
+		return m
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+	}
+
+	// Resource version 2 reaches the dynamic informer first: it converts its own copy.
+	v2 := v1.DeepCopy()
+	v2.ResourceVersion = "2"
+	v2.Status.NodeUsage = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}
+	if _, err := dyn.Resource(*nmGVR).Update(ctx, toUnstructured(v2), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the dynamic informer's resourceVersion 2", func() bool { m := held(); return m != nil && m.ResourceVersion == "2" })
+	converted := held()
+	if d := x.Get("n1"); d == nil || d.Metric == converted {
+		t.Fatal("the Cache holds the dynamic informer's object before its own informer saw it")
+	}
+	// Then the Cache's informer: it keeps the dynamic informer's object.
+	if _, err := typedClient.SloV1alpha1().NodeMetrics().Update(ctx, v2.DeepCopy(), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the Cache's resourceVersion 2", func() bool { d := x.Get("n1"); return d != nil && d.Metric.ResourceVersion == "2" })
+	if got := x.Get("n1").Metric; got != converted {
+		t.Error("the Cache decoded resourceVersion 2 after the dynamic informer: want the dynamic informer's object, not a second copy")
+	}
+	if item, _, _ := c.factory.Slo().V1alpha1().NodeMetrics().Informer().GetStore().GetByKey("n1"); item != any(converted) {
+		t.Error("the Cache's informer store does not hold the dynamic informer's object the index holds")
+	}
+	if load := x.Get("n1").Load; load == nil {
+		t.Error("the adopted NodeMetric was not compiled")
+	}
+
+	// Resource version 3 reaches the Cache first: its own object, which the dynamic informer then
+	// takes (TypeEventInformers' direction).
+	v3 := v2.DeepCopy()
+	v3.ResourceVersion = "3"
+	if _, err := typedClient.SloV1alpha1().NodeMetrics().Update(ctx, v3.DeepCopy(), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the Cache's resourceVersion 3", func() bool { return x.Get("n1").Metric.ResourceVersion == "3" })
+	own := x.Get("n1").Metric
+	if own == held() {
+		t.Fatal("the Cache kept the dynamic informer's object for a resourceVersion that informer does not hold")
+	}
+	if _, err := dyn.Resource(*nmGVR).Update(ctx, toUnstructured(v3), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the dynamic informer's resourceVersion 3", func() bool { m := held(); return m != nil && m.ResourceVersion == "3" })
+	if held() != own {
+		t.Error("the dynamic informer converted resourceVersion 3, which the Cache held: want the Cache's object")
 	}
 }
