@@ -156,13 +156,14 @@ func setupAndRun(ctx context.Context, o *options.Options, a *AccordOptions, cach
 
 // trimCachedObjects gives kube-scheduler's pod informer informertransform.PodSharer's transform (pods of one
 // template share their common parts; kube-scheduler's own transform only drops managedFields, which
-// PodSharer drops too) and its node informer informertransform.StripManagedFields (kube-scheduler keeps the
-// nodes' managedFields). Both informers exist once Setup has returned, and have not started.
+// PodSharer drops too) and its node informer informertransform.NodeSharer's (kube-scheduler keeps the
+// nodes' managedFields; NodeSharer drops them, and nodes with equal capacity or allocatable lists
+// share one copy). Both informers exist once Setup has returned, and have not started.
 func trimCachedObjects(f informers.SharedInformerFactory) error {
 	if err := f.Core().V1().Pods().Informer().SetTransform(informertransform.NewPodSharer().Transform); err != nil {
 		return fmt.Errorf("sharing the scheduler's cached pods: %w", err)
 	}
-	if err := f.Core().V1().Nodes().Informer().SetTransform(informertransform.StripManagedFields); err != nil {
+	if err := f.Core().V1().Nodes().Informer().SetTransform(informertransform.NewNodeSharer().Transform); err != nil {
 		return fmt.Errorf("trimming the scheduler's cached nodes: %w", err)
 	}
 	return nil
