@@ -89,9 +89,9 @@ func BenchmarkBeginCycle(b *testing.B) {
 // the hostname within the group), three twentieths Jobs (no constraint), the others
 // ReplicaSet-like, a third of which spread over zones (DoNotSchedule, maxSkew 1) and the rest over
 // hosts (ScheduleAnyway). It returns the pods by group.
-func heterogeneousEnv(b *testing.B, noReuse bool) (*testEnv, [][]*corev1.Pod) {
+func heterogeneousEnv(b *testing.B, noReuse, noIndex bool) (*testEnv, [][]*corev1.Pod) {
 	b.Helper()
-	e := newTestEnv(b, envOptions{quiet: true, noReuse: noReuse})
+	e := newTestEnv(b, envOptions{quiet: true, noReuse: noReuse, noIndex: noIndex})
 	for i := range benchNodes {
 		n := node(fmt.Sprintf("node-%05d", i), "32")
 		n.Labels[corev1.LabelTopologyZone] = fmt.Sprintf("zone-%d", i%3)
@@ -137,9 +137,9 @@ func heterogeneousEnv(b *testing.B, noReuse bool) (*testEnv, [][]*corev1.Pod) {
 // be shared (the load's noise).
 func BenchmarkPredictCycle(b *testing.B) {
 	for _, perWorkload := range []int{10, 3, 1} {
-		for _, mode := range []string{"fresh", "reuse"} {
+		for _, mode := range []string{"plain", "fresh", "reuse"} {
 			b.Run(fmt.Sprintf("candidatesPerWorkload=%d/%s", perWorkload, mode), func(b *testing.B) {
-				e, groups := heterogeneousEnv(b, mode == "fresh")
+				e, groups := heterogeneousEnv(b, mode != "reuse", mode == "plain")
 				b.ReportAllocs()
 				round, candidates := 0, 0
 				for b.Loop() {
