@@ -115,6 +115,8 @@ bench:
 # BASELINE=<git rev> accord-scheduler built from that revision (a temporary git worktree), with
 # RESERVATIONS=finished,live (e.g. 1000,100) accord-scheduler with that many reservations present
 # (both accord contenders then run the Accord profile with the Reservation plugin).
+# DESCHEDULER_BASELINE=<binary> runs that accord-descheduler too, after this tree's, on the same
+# cluster state (TestScale's descheduler half; TestDeschedulerEvent takes ACCORD_SCALE_DESCHEDULER_BIN).
 # Prints the FIGURE lines and their ratios. `make test` runs both tests, both populations, at a small
 # size (one round, 30 finished and 5 live reservations).
 NODES        ?= 5000
@@ -130,13 +132,14 @@ BASELINE     ?=
 RESERVATIONS ?=
 DESCHEDULER_GOMEMLIMIT ?=
 DESCHEDULER_GOGC ?=
+DESCHEDULER_BASELINE ?=
 bench-scale:
 	@log=$$(mktemp); \
 	ACCORD_SCALE=1 ACCORD_SCALE_NODES=$(NODES) ACCORD_SCALE_PODS=$(PODS) ACCORD_SCALE_BOUND_PODS=$(BOUND_PODS) \
 	  ACCORD_SCALE_UNCAPPED=$(UNCAPPED) ACCORD_SCALE_ONLY=$(ONLY) ACCORD_SCALE_EVENT_TRIALS=$(EVENT_TRIALS) \
 	  ACCORD_SCALE_POPULATIONS=$(POPULATIONS) ACCORD_SCALE_ROUNDS=$(ROUNDS) ACCORD_SCALE_BASELINE=$(BASELINE) \
 	  ACCORD_SCALE_RESERVATIONS=$(RESERVATIONS) ACCORD_SCALE_DESCHEDULER_GOMEMLIMIT=$(DESCHEDULER_GOMEMLIMIT) \
-	  ACCORD_SCALE_DESCHEDULER_GOGC=$(DESCHEDULER_GOGC) \
+	  ACCORD_SCALE_DESCHEDULER_GOGC=$(DESCHEDULER_GOGC) ACCORD_SCALE_DESCHEDULER_BASELINE=$(DESCHEDULER_BASELINE) \
 	  $(GO) test -count=1 -v -timeout 120m $(TEST_FLAGS) -run '^($(SCALE_TESTS))$$' ./test/scale/ >$$log 2>&1; rc=$$?; \
 	grep -E '^FIGURE |^(--- |ok|FAIL|panic)|scale_test.go:[0-9]+: ([0-9]+ |[a-z-]+: during the run)|event_test.go:[0-9]+: (trial|descheduler per)' $$log; \
 	if [ $$rc -ne 0 ]; then tail -n 200 $$log; fi; rm -f $$log; exit $$rc

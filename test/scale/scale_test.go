@@ -102,31 +102,41 @@ func scalePopulation(t *testing.T, pop population, sz size, b binaries) {
 	if sz.Uncapped {
 		variants = append(variants, struct{ name, limits string }{"uncapped", "maxNoOfPodsToEvictPerNode: 1000000\nmaxNoOfPodsToEvictTotal: 1000000"})
 	}
-	// Each variant once per GOGC value; the capped cycle with the first is (c)'s.
+	// Each variant once per GOGC value (and build: this tree's, then, with
+	// ACCORD_SCALE_DESCHEDULER_BASELINE, that binary's on the same cluster state); the capped cycle
+	// of this tree's with the first GOGC is (c)'s.
+	builds := []struct{ name, bin string }{{"", b.desched}}
+	if bl := os.Getenv("ACCORD_SCALE_DESCHEDULER_BASELINE"); bl != "" {
+		builds = append(builds, struct{ name, bin string }{" baseline", bl})
+		t.Logf("accord-descheduler baseline: %s (ACCORD_SCALE_DESCHEDULER_BASELINE)", bl)
+	}
 	var capped deschedRun
 	for _, v := range variants {
 		for i, gogc := range gogcs {
-			if err := refreshNodeMetrics(ctx, accord, pop, sz.Nodes); err != nil {
-				t.Fatal(err)
-			}
-			r := runDescheduler(t, ctx, b.desched, kubeconfig, accordConfig, v.name, v.limits, gogc)
-			perSec, perCand, perSim := 0.0, 0.0, 0.0
-			if r.Simulated > 0 {
-				perSec = float64(r.Simulated) / r.Cycle.Seconds()
-				perCand = r.Cycle.Seconds() * 1000 / float64(r.Simulated)
-				perSim = r.Simulation.Seconds() * 1000 / float64(r.Simulated)
-			}
-			figure(t, "descheduler %s population=%s nodes=%d pods=%d (%d nodes violating NodeCRDResourceFit, %s): cycle %.2fs, wall %.1fs, %d candidates simulated (%d admitted, %d dry-run evictions), %.0f candidates/s (%.2f ms of cycle per candidate, %.2f ms simulating), CPU %.1fs, peak RSS %.0f MiB (largest live heap %.0f MiB, heap peak %.0f MiB), %d GCs during the cycle (%.0f ms marking), plugins skipped at the total cap from: %q; peak RSS reached at %.1fs (%s; caches synced at %.1fs, cycle %.1f-%.1fs), the largest heap at the collection of %.1fs (%s)",
-				r.Variant, pop, sz.Nodes, sz.BoundPods, violating, deschedulerGC(r.GOGC), r.Cycle.Seconds(), r.Wall.Seconds(), r.Simulated, r.Admitted, r.DryRun, perSec, perCand, perSim, r.CPU.Seconds(), mib(r.PeakRSS), mib(r.LiveHeap), mib(r.HeapPeak), r.GCs, r.GCMark.Seconds()*1000, r.CapSkippedFrom,
-				r.PeakAt.Seconds(), r.phase(r.PeakAt), r.SyncedAt.Seconds(), r.CycleStart.Seconds(), r.CycleEnd.Seconds(), r.HeapPeakAt.Seconds(), r.phase(r.HeapPeakAt))
-			if r.Simulated == 0 || r.DryRun == 0 {
-				t.Errorf("descheduler %s: %d candidates simulated, %d dry-run evictions: the population must give it work", r.Variant, r.Simulated, r.DryRun)
-			}
-			switch {
-			case v.name == "default-caps" && i == 0:
-				capped = r
-			case v.name != "default-caps" && r.Simulated < capped.Simulated:
-				t.Errorf("uncapped cycle simulated %d candidates, fewer than the capped one's %d", r.Simulated, capped.Simulated)
+			for j, build := range builds {
+				if err := refreshNodeMetrics(ctx, accord, pop, sz.Nodes); err != nil {
+					t.Fatal(err)
+				}
+				r := runDescheduler(t, ctx, build.bin, kubeconfig, accordConfig, v.name+build.name, v.limits, gogc)
+				perSec, perCand, perSim := 0.0, 0.0, 0.0
+				if r.Simulated > 0 {
+					perSec = float64(r.Simulated) / r.Cycle.Seconds()
+					perCand = r.Cycle.Seconds() * 1000 / float64(r.Simulated)
+					perSim = r.Simulation.Seconds() * 1000 / float64(r.Simulated)
+				}
+				figure(t, "descheduler %s population=%s nodes=%d pods=%d (%d nodes violating NodeCRDResourceFit, %s): cycle %.2fs, wall %.1fs, %d candidates simulated (%d admitted, %d dry-run evictions), %.0f candidates/s (%.2f ms of cycle per candidate, %.2f ms simulating), CPU %.1fs, peak RSS %.0f MiB (largest live heap %.0f MiB, heap peak %.0f MiB), %d GCs during the cycle (%.0f ms marking), plugins skipped at the total cap from: %q; peak RSS reached at %.1fs (%s; caches synced at %.1fs, cycle %.1f-%.1fs), the largest heap at the collection of %.1fs (%s)",
+					r.Variant, pop, sz.Nodes, sz.BoundPods, violating, deschedulerGC(r.GOGC), r.Cycle.Seconds(), r.Wall.Seconds(), r.Simulated, r.Admitted, r.DryRun, perSec, perCand, perSim, r.CPU.Seconds(), mib(r.PeakRSS), mib(r.LiveHeap), mib(r.HeapPeak), r.GCs, r.GCMark.Seconds()*1000, r.CapSkippedFrom,
+					r.PeakAt.Seconds(), r.phase(r.PeakAt), r.SyncedAt.Seconds(), r.CycleStart.Seconds(), r.CycleEnd.Seconds(), r.HeapPeakAt.Seconds(), r.phase(r.HeapPeakAt))
+				if r.Simulated == 0 || r.DryRun == 0 {
+					t.Errorf("descheduler %s: %d candidates simulated, %d dry-run evictions: the population must give it work", r.Variant, r.Simulated, r.DryRun)
+				}
+				switch {
+				case j > 0:
+				case v.name == "default-caps" && i == 0:
+					capped = r
+				case v.name != "default-caps" && r.Simulated < capped.Simulated:
+					t.Errorf("uncapped cycle simulated %d candidates, fewer than the capped one's %d", r.Simulated, capped.Simulated)
+				}
 			}
 		}
 	}

@@ -51,6 +51,8 @@ type envOptions struct {
 	transform func(any) (any, error)
 	// noReuse turns the PreFilter reuse off (Options.NoPreFilterReuse).
 	noReuse bool
+	// noIndex turns the label index off (Options.NoLabelIndex).
+	noIndex bool
 }
 
 func newTestEnv(t testing.TB, o envOptions, objs ...any) *testEnv {
@@ -80,7 +82,7 @@ func newTestEnv(t testing.TB, o envOptions, objs ...any) *testEnv {
 		}
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(o.transform))
-	opts := Options{Config: o.config, Client: client, InformerFactory: factory, Parallelism: o.parallelism, NoPreFilterReuse: o.noReuse}
+	opts := Options{Config: o.config, Client: client, InformerFactory: factory, Parallelism: o.parallelism, NoPreFilterReuse: o.noReuse, NoLabelIndex: o.noIndex}
 	var accordFactory accordinformers.SharedInformerFactory
 	var accordClient *accordfake.Clientset
 	if o.accord != nil {

@@ -66,6 +66,8 @@ type sharedPreFilter struct {
 	// key is where the plugin keeps its PreFilter state in the CycleState ("PreFilter" + its name,
 	// as both plugins do; a base whose state is not found there is not reused).
 	key fwk.StateKey
+	// idx narrows the nodes the plugin reads (see labelIndex); nil: not narrowed.
+	idx *labelIndex
 }
 
 func (w *sharedPreFilter) Name() string { return w.pre.Name() }
@@ -80,7 +82,7 @@ func (w *sharedPreFilter) PreFilter(ctx context.Context, state fwk.CycleState, p
 			return st.result, nil
 		}
 	}
-	return w.pre.PreFilter(ctx, state, pod, nodes)
+	return w.preFilter(ctx, state, pod, nodes)
 }
 
 func (w *sharedPreFilter) PreFilterExtensions() fwk.PreFilterExtensions { return w.ext }
@@ -90,10 +92,16 @@ func (w *sharedPreFilter) Filter(ctx context.Context, state fwk.CycleState, pod 
 }
 
 func (w *sharedPreFilter) PreScore(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	return w.preScore.PreScore(ctx, state, pod, nodes)
+	return w.narrowedPreScore(ctx, state, pod, nodes)
 }
 
 func (w *sharedPreFilter) Score(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
+	if w.idx != nil && w.Name() == names.PodTopologySpread {
+		// Read-only: PreScore made the views (Score runs on several goroutines).
+		if v, ok := w.idx.byNI[ni]; ok {
+			ni = v
+		}
+	}
 	return w.score.Score(ctx, state, pod, ni)
 }
 
@@ -299,7 +307,7 @@ func (r *reuseCache) bases(ctx context.Context, profile string, candidate *corev
 			continue
 		}
 		state := framework.NewCycleState()
-		result, status := w.pre.PreFilter(ctx, state, ws.pod, allNodes)
+		result, status := w.preFilter(ctx, state, ws.pod, allNodes)
 		r.computed++
 		switch {
 		case status.IsSkip():
@@ -445,15 +453,32 @@ type snapshotLister struct {
 	snapshot *internalcache.Snapshot
 	// withAffinity and withAntiAffinity are the nodes added this cycle; reset by revert.
 	withAffinity, withAntiAffinity []fwk.NodeInfo
+	// narrowed, while a wrapped plugin runs, replaces the lists it reads (see labelIndex).
+	narrowed narrowedLists
+}
+
+// narrowedLists are the lists a wrapped plugin is handed instead of the snapshot's; a nil pointer:
+// the snapshot's.
+type narrowedLists struct {
+	all, withAffinity, withAntiAffinity *[]fwk.NodeInfo
 }
 
 func (l *snapshotLister) NodeInfos() fwk.NodeInfoLister           { return l }
 func (l *snapshotLister) StorageInfos() fwk.StorageInfoLister     { return l.snapshot.StorageInfos() }
 func (l *snapshotLister) PodGroupStates() fwk.PodGroupStateLister { return l.snapshot.PodGroupStates() }
-func (l *snapshotLister) List() ([]fwk.NodeInfo, error)           { return l.snapshot.List() }
 func (l *snapshotLister) Get(name string) (fwk.NodeInfo, error)   { return l.snapshot.Get(name) }
 
+func (l *snapshotLister) List() ([]fwk.NodeInfo, error) {
+	if l.narrowed.all != nil {
+		return *l.narrowed.all, nil
+	}
+	return l.snapshot.List()
+}
+
 func (l *snapshotLister) HavePodsWithAffinityList() ([]fwk.NodeInfo, error) {
+	if l.narrowed.withAffinity != nil {
+		return *l.narrowed.withAffinity, nil
+	}
 	list, err := l.snapshot.HavePodsWithAffinityList()
 	if err != nil || len(l.withAffinity) == 0 {
 		return list, err
@@ -462,6 +487,9 @@ func (l *snapshotLister) HavePodsWithAffinityList() ([]fwk.NodeInfo, error) {
 }
 
 func (l *snapshotLister) HavePodsWithRequiredAntiAffinityList() ([]fwk.NodeInfo, error) {
+	if l.narrowed.withAntiAffinity != nil {
+		return *l.narrowed.withAntiAffinity, nil
+	}
 	list, err := l.snapshot.HavePodsWithRequiredAntiAffinityList()
 	if err != nil || len(l.withAntiAffinity) == 0 {
 		return list, err

@@ -44,9 +44,28 @@ func randomWorkload(r *rand.Rand, j, workloads int) func(name, node string) *cor
 			PodAffinityTerm: corev1.PodAffinityTerm{LabelSelector: own, TopologyKey: corev1.LabelTopologyZone}}}
 	}
 	if r.IntN(10) < 2 {
+		// Terms the label index narrows by an In requirement (and not by Exists), and one it cannot
+		// narrow (NotIn alone).
+		aff.PodAntiAffinity = cmpOr(aff.PodAntiAffinity, &corev1.PodAntiAffinity{})
+		sel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "app", Operator: metav1.LabelSelectorOpExists},
+			{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"db", "cache"}}}}
+		if r.IntN(2) == 0 {
+			sel = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpNotIn, Values: []string{app}}}}
+		}
+		aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution,
+			corev1.PodAffinityTerm{LabelSelector: sel, TopologyKey: corev1.LabelHostname})
+	}
+	if r.IntN(10) < 2 {
+		aff.PodAffinity = cmpOr(aff.PodAffinity, &corev1.PodAffinity{})
+		aff.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.WeightedPodAffinityTerm{{Weight: 30,
+			PodAffinityTerm: corev1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "web"}}, TopologyKey: corev1.LabelTopologyZone}}}
+	}
+	if r.IntN(10) < 2 {
 		other := fmt.Sprintf("w%d", r.IntN(workloads))
-		aff.PodAffinity = &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": other}}, TopologyKey: corev1.LabelTopologyZone}}}
+		aff.PodAffinity = cmpOr(aff.PodAffinity, &corev1.PodAffinity{})
+		aff.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution = []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": other}}, TopologyKey: corev1.LabelTopologyZone}}
 	}
 	var spread []corev1.TopologySpreadConstraint
 	if r.IntN(10) < 3 {
@@ -58,6 +77,11 @@ func randomWorkload(r *rand.Rand, j, workloads int) func(name, node string) *cor
 	if r.IntN(10) < 2 {
 		spread = append(spread, corev1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: "rack", WhenUnsatisfiable: corev1.ScheduleAnyway,
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": tier}}})
+	}
+	if r.IntN(10) == 0 {
+		// A spread the label index cannot narrow (DoesNotExist alone).
+		spread = append(spread, corev1.TopologySpreadConstraint{MaxSkew: 2, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "batch", Operator: metav1.LabelSelectorOpDoesNotExist}}}})
 	}
 	var selector map[string]string
 	if r.IntN(10) == 0 {
@@ -94,18 +118,20 @@ func cmpOr[T any](v, def *T) *T {
 }
 
 // TestPreFilterReuseEquivalence: on random clusters (zones, racks, a node without a zone, tainted
-// nodes; workloads in two namespaces with anti-affinity, affinity and spread constraints; some
-// terminating pods), over several cycles with moves admitted and pods added and deleted between
-// them, every prediction of a simulator that shares PreFilter state between a workload's candidates
-// equals, field by field (feasibility, node, scores, counts, reason), a fresh simulation's by a
-// simulator without the reuse fed the same events.
+// nodes; workloads in two namespaces with anti-affinity, affinity and spread constraints, some of
+// whose selectors the label index cannot narrow; some terminating pods), over several cycles with
+// moves admitted and pods added and deleted between them, every prediction of a simulator that
+// shares PreFilter state between a workload's candidates and narrows nodes with its label index
+// (the default), and of one that only narrows, equals, field by field (feasibility, node, scores,
+// counts, reason), a fresh simulation's by a simulator with neither, fed the same events.
 func TestPreFilterReuseEquivalence(t *testing.T) {
 	for seed := uint64(1); seed <= 10; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 38))
 			reuse := newTestEnv(t, envOptions{quiet: true})
-			fresh := newTestEnv(t, envOptions{quiet: true, noReuse: true})
-			both := func(fn func(e *testEnv)) { fn(reuse); fn(fresh) }
+			narrowed := newTestEnv(t, envOptions{quiet: true, noReuse: true})
+			fresh := newTestEnv(t, envOptions{quiet: true, noReuse: true, noIndex: true})
+			both := func(fn func(e *testEnv)) { fn(reuse); fn(narrowed); fn(fresh) }
 
 			nodes := 20 + r.IntN(30)
 			for i := range nodes {
@@ -150,10 +176,13 @@ func TestPreFilterReuseEquivalence(t *testing.T) {
 				}
 				for _, i := range order {
 					p := pods[i]
-					got, want := reuse.predict(p), fresh.predict(p)
+					got, only, want := reuse.predict(p), narrowed.predict(p), fresh.predict(p)
 					predictions++
 					if got != want {
-						t.Fatalf("cycle %d, pod %s/%s on %s (after %d admissions): with reuse %+v, fresh %+v", cycle, p.Namespace, p.Name, p.Spec.NodeName, admitted, got, want)
+						t.Fatalf("cycle %d, pod %s/%s on %s (after %d admissions): with reuse and the label index %+v, fresh %+v", cycle, p.Namespace, p.Name, p.Spec.NodeName, admitted, got, want)
+					}
+					if only != want {
+						t.Fatalf("cycle %d, pod %s/%s on %s (after %d admissions): with the label index %+v, fresh %+v", cycle, p.Namespace, p.Name, p.Spec.NodeName, admitted, only, want)
 					}
 					if want.Moves() && !moved[p.UID] && (batch || r.IntN(3) > 0) {
 						moved[p.UID] = true
@@ -181,6 +210,11 @@ func TestPreFilterReuseEquivalence(t *testing.T) {
 			t.Logf("%d predictions, %d admitted moves: %d plugin states computed, %d shared", predictions, admitted, reuse.sim.reuse.computed, reuse.sim.reuse.reused)
 			if reuse.sim.reuse.computed >= int64(2*predictions) {
 				t.Fatalf("%d plugin states computed for %d predictions: nothing was shared", reuse.sim.reuse.computed, predictions)
+			}
+			x := narrowed.sim.index
+			t.Logf("label index: %d plugin calls narrowed, %d not", x.narrowed, x.passed)
+			if x.narrowed == 0 {
+				t.Fatalf("the label index narrowed no plugin call in %d predictions", predictions)
 			}
 		})
 	}

@@ -38,8 +38,17 @@
 //     256 kept per cycle are simulated without sharing; so is a PodTopologySpread configured with
 //     hard default constraints (built from Service, ReplicaSet... listers the bases do not follow).
 //
+// Every candidate, shared state or not, reads only the pods a label selector can match: the
+// label index (labelindex.go) keeps each node's pods by the key=value pairs they carry and by the
+// pairs their required anti-affinity terms require, and InterPodAffinity and PodTopologySpread
+// (PreFilter, PreScore, Score) are handed narrowed views of the nodes, whose pod lists hold only the
+// pods with a pair of an equality requirement of the selectors they will test (a selector without
+// one is not narrowed). The plugins still test each pod they get; an entry is built again when its
+// node's pods change.
+//
 // TestPreFilterReuseEquivalence checks, on random clusters with moves admitted, that every
-// prediction equals a fresh simulation's (Options.NoPreFilterReuse).
+// prediction, with the reuse and the label index, and with the label index alone, equals a fresh
+// simulation's (Options.NoPreFilterReuse, Options.NoLabelIndex).
 package simulator
 
 import (
@@ -120,6 +129,9 @@ type Options struct {
 	// PreFilter state between the candidates of one workload within a cycle (reuse.go): every
 	// candidate then runs every PreFilter plugin over the whole snapshot.
 	NoPreFilterReuse bool
+	// NoLabelIndex turns off the label index (labelindex.go): InterPodAffinity and
+	// PodTopologySpread then test every pod of every node they walk.
+	NoLabelIndex bool
 }
 
 // Prediction is where the scheduler would place a pod evicted now.
@@ -158,7 +170,10 @@ type Simulator struct {
 	crs *crcache.Cache
 	// reuse shares PreFilter state between the candidates of a workload; nil with
 	// Options.NoPreFilterReuse.
-	reuse       *reuseCache
+	reuse *reuseCache
+	// index narrows the nodes InterPodAffinity and PodTopologySpread read; nil with
+	// Options.NoLabelIndex.
+	index       *labelIndex
 	fallback    string
 	percentage  int32
 	syncTimeout time.Duration
@@ -235,6 +250,9 @@ func New(ctx context.Context, opts Options) (*Simulator, error) {
 		admitted:    sets.New[string](),
 	}
 	s.lister = &snapshotLister{snapshot: s.snapshot}
+	if !opts.NoLabelIndex {
+		s.index = newLabelIndex(s.lister)
+	}
 	if cfg.PercentageOfNodesToScore != nil {
 		s.percentage = *cfg.PercentageOfNodesToScore
 	}
@@ -242,7 +260,7 @@ func New(ctx context.Context, opts Options) (*Simulator, error) {
 		s.syncTimeout = DefaultSyncTimeout
 	}
 	wrapped := map[fwk.Handle][]*sharedPreFilter{}
-	if !opts.NoPreFilterReuse {
+	if !opts.NoPreFilterReuse || !opts.NoLabelIndex {
 		wrapReusable(reg, klog.FromContext(ctx), func(h fwk.Handle, w *sharedPreFilter) { wrapped[h] = append(wrapped[h], w) })
 	}
 	if s.frameworks, err = frameworks.Build(ctx, frameworks.Options{
@@ -255,8 +273,15 @@ func New(ctx context.Context, opts Options) (*Simulator, error) {
 	if s.fallback != "" && s.frameworks[s.fallback] == nil {
 		return nil, fmt.Errorf("fallback profile %q is not a profile of the scheduler configuration", s.fallback)
 	}
-	if err := s.setUpReuse(opts.InformerFactory, wrapped); err != nil {
-		return nil, err
+	for _, ws := range wrapped {
+		for _, w := range ws {
+			w.idx = s.index
+		}
+	}
+	if !opts.NoPreFilterReuse {
+		if err := s.setUpReuse(opts.InformerFactory, wrapped); err != nil {
+			return nil, err
+		}
 	}
 	s.factories = append(s.factories, opts.InformerFactory)
 	if opts.AccordInformerFactory != nil {
@@ -355,7 +380,15 @@ func (s *Simulator) refresh(ctx context.Context) error {
 	if s.crs != nil && !s.crs.AwaitCaughtUp(crcache.CatchUpTimeout) {
 		klog.FromContext(ctx).V(2).Info("The Accord plugins' NodeIndex has not caught up with its informers; simulating with it as it is", "waited", crcache.CatchUpTimeout)
 	}
-	return s.cache.UpdateSnapshot(klog.FromContext(ctx), s.snapshot)
+	if err := s.cache.UpdateSnapshot(klog.FromContext(ctx), s.snapshot); err != nil {
+		return err
+	}
+	if s.index != nil {
+		if all, err := s.snapshot.List(); err == nil {
+			s.index.prune(func(name string) bool { return s.nodeInfo(name) != nil }, len(all))
+		}
+	}
+	return nil
 }
 
 func (s *Simulator) revert(logger klog.Logger) {
@@ -365,6 +398,10 @@ func (s *Simulator) revert(logger klog.Logger) {
 		}
 	}
 	for name, saved := range s.saved {
+		if s.index != nil {
+			// The node gets its generation back with its pods (see Admit).
+			s.index.drop(name)
+		}
 		if ni := s.nodeInfo(name); ni != nil {
 			*ni = saved
 		}
@@ -721,6 +758,12 @@ func (s *Simulator) Admit(ctx context.Context, pod *corev1.Pod, node string) err
 	}
 	s.assumed = append(s.assumed, moved)
 	s.admitted.Insert(string(pod.UID))
+	if s.index != nil {
+		// Both nodes' pods changed, their generations did not (the snapshot's must stay the
+		// cache's for its next update).
+		s.index.drop(pod.Spec.NodeName)
+		s.index.drop(node)
+	}
 	if err := s.lister.assumed(moved, target); err != nil {
 		return err
 	}
