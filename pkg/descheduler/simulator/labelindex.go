@@ -52,9 +52,10 @@ import (
 //
 // The index is kept by node name and NodeInfo generation: an entry whose generation differs from
 // its node's is built again (the node's pods only, when a prediction reads it). Admit keeps the
-// origin's generation while it takes a pod off it (see Admit): it drops that entry itself. Label
-// keys are indexed once a selector requirement names them; a new key rebuilds the entries as they
-// are read. Access is serialized by Simulator.mu, but Score's reads run in parallel: only reads
+// origin's generation, and Snapshot.AssumePod the destination's, while they change their pods:
+// Admit and revert drop those entries. Label keys are indexed once a selector requirement names
+// them (at most maxIndexedKeys: selectors are tenants' input); a new key rebuilds the entries as
+// they are read. Access is serialized by Simulator.mu, but Score's reads run in parallel: only reads
 // happen then (PreScore made the entries current).
 
 // alwaysHash is the bucket of the pods with a required anti-affinity term the index cannot narrow:
@@ -129,8 +130,16 @@ func (x *labelIndex) pairHash(k, v string) uint64 {
 	return alwaysHash + 1
 }
 
+// maxIndexedKeys bounds the label keys the index keeps pods by. The keys are those selectors'
+// equality requirements name, and selectors are tenants' input: past the bound, a selector whose
+// equality requirements all name keys not indexed yet is not narrowed (the plugins then walk every
+// pod, as without the index), so no selector makes the index hold more than this many pairs per
+// label of a pod, nor rebuild its entries more than this many times.
+const maxIndexedKeys = 32
+
 // equalityPairs returns the hashes of the pairs of one equality requirement of sel (a pod matching
-// sel carries one of them), indexing its key; false when sel has none.
+// sel carries one of them), preferring a key already indexed, else indexing the first one's key
+// (within maxIndexedKeys); false when sel has none the index can use.
 func (x *labelIndex) equalityPairs(sel labels.Selector, out []uint64) ([]uint64, bool) {
 	if sel == nil {
 		return out, false
@@ -139,22 +148,32 @@ func (x *labelIndex) equalityPairs(sel labels.Selector, out []uint64) ([]uint64,
 	if !selectable {
 		return out, false
 	}
-	for _, r := range reqs {
-		switch r.Operator() {
+	var pick *labels.Requirement
+	for i := range reqs {
+		switch reqs[i].Operator() {
 		case selection.Equals, selection.DoubleEquals, selection.In:
 		default:
 			continue
 		}
-		if _, ok := x.keys[r.Key()]; !ok {
-			x.keys[r.Key()] = struct{}{}
-			x.keysVersion++
+		if _, ok := x.keys[reqs[i].Key()]; ok {
+			pick = &reqs[i]
+			break
 		}
-		for _, v := range r.ValuesUnsorted() {
-			out = append(out, x.pairHash(r.Key(), v))
+		if pick == nil && len(x.keys) < maxIndexedKeys {
+			pick = &reqs[i]
 		}
-		return out, true
 	}
-	return out, false
+	if pick == nil {
+		return out, false
+	}
+	if _, ok := x.keys[pick.Key()]; !ok {
+		x.keys[pick.Key()] = struct{}{}
+		x.keysVersion++
+	}
+	for _, v := range pick.ValuesUnsorted() {
+		out = append(out, x.pairHash(pick.Key(), v))
+	}
+	return out, true
 }
 
 // spreadPairs are the pairs for PodTopologySpread's selectors of pod; false: not narrowed.
