@@ -141,26 +141,14 @@ const maxIndexedKeys = 32
 // sel carries one of them), preferring a key already indexed, else indexing the first one's key
 // (within maxIndexedKeys); false when sel has none the index can use.
 func (x *labelIndex) equalityPairs(sel labels.Selector, out []uint64) ([]uint64, bool) {
-	if sel == nil {
-		return out, false
-	}
-	reqs, selectable := sel.Requirements()
-	if !selectable {
-		return out, false
-	}
 	var pick *labels.Requirement
-	for i := range reqs {
-		switch reqs[i].Operator() {
-		case selection.Equals, selection.DoubleEquals, selection.In:
-		default:
-			continue
-		}
-		if _, ok := x.keys[reqs[i].Key()]; ok {
-			pick = &reqs[i]
+	for _, r := range equalities(sel) {
+		if _, ok := x.keys[r.Key()]; ok {
+			pick = r
 			break
 		}
 		if pick == nil && len(x.keys) < maxIndexedKeys {
-			pick = &reqs[i]
+			pick = r
 		}
 	}
 	if pick == nil {
@@ -170,10 +158,35 @@ func (x *labelIndex) equalityPairs(sel labels.Selector, out []uint64) ([]uint64,
 		x.keys[pick.Key()] = struct{}{}
 		x.keysVersion++
 	}
-	for _, v := range pick.ValuesUnsorted() {
-		out = append(out, x.pairHash(pick.Key(), v))
+	return x.appendPairs(out, pick), true
+}
+
+// equalities are sel's equality requirements (=, ==, in); none for a nil selector or one that
+// matches nothing.
+func equalities(sel labels.Selector) []*labels.Requirement {
+	if sel == nil {
+		return nil
 	}
-	return out, true
+	reqs, selectable := sel.Requirements()
+	if !selectable {
+		return nil
+	}
+	var out []*labels.Requirement
+	for i := range reqs {
+		switch reqs[i].Operator() {
+		case selection.Equals, selection.DoubleEquals, selection.In:
+			out = append(out, &reqs[i])
+		}
+	}
+	return out
+}
+
+// appendPairs appends the hashes of r's key with each of its values.
+func (x *labelIndex) appendPairs(out []uint64, r *labels.Requirement) []uint64 {
+	for _, v := range r.ValuesUnsorted() {
+		out = append(out, x.pairHash(r.Key(), v))
+	}
+	return out
 }
 
 // spreadPairs are the pairs for PodTopologySpread's selectors of pod; false: not narrowed.
@@ -260,21 +273,8 @@ func (x *labelIndex) entry(ni fwk.NodeInfo) *nodeLabels {
 // anyPairs is equalityPairs for an existing pod's term, which does not add indexed keys (the pairs
 // of the anti-affinity index are looked up with every pair of the incoming pod).
 func (x *labelIndex) anyPairs(sel labels.Selector, out []uint64) ([]uint64, bool) {
-	if sel == nil {
-		return out, false
-	}
-	reqs, selectable := sel.Requirements()
-	if !selectable {
-		return out, false
-	}
-	for _, r := range reqs {
-		switch r.Operator() {
-		case selection.Equals, selection.DoubleEquals, selection.In:
-			for _, v := range r.ValuesUnsorted() {
-				out = append(out, x.pairHash(r.Key(), v))
-			}
-			return out, true
-		}
+	if eq := equalities(sel); len(eq) > 0 {
+		return x.appendPairs(out, eq[0]), true
 	}
 	return out, false
 }

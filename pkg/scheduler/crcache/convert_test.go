@@ -37,14 +37,7 @@ func TestTypeEventInformers(t *testing.T) {
 	cached2.ResourceVersion = "8"
 	var objs []runtime.Object
 	for _, o := range []*schedv1alpha1.ClusterScopedResource{in, in2} {
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u := &unstructured.Unstructured{Object: content}
-		u.SetAPIVersion(schedv1alpha1.SchemeGroupVersion.String())
-		u.SetKind("ClusterScopedResource")
-		objs = append(objs, u)
+		objs = append(objs, unstructuredOf(t, o, schedv1alpha1.SchemeGroupVersion.WithKind("ClusterScopedResource")))
 	}
 	csrGVR, _ := schema.ParseResourceArg(ClusterScopedResourceResource)
 	nmGVR, _ := schema.ParseResourceArg(NodeMetricResource)
@@ -116,13 +109,7 @@ func TestTypeEventInformers(t *testing.T) {
 func TestTypeEventInformersReservations(t *testing.T) {
 	in := &schedv1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r1", UID: "uid-r1", ResourceVersion: "3"},
 		Spec: schedv1alpha1.ReservationSpec{Owners: []schedv1alpha1.ReservationOwner{{Pod: &schedv1alpha1.ReservationPodOwner{Name: "web-0"}}}}}
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: content}
-	u.SetAPIVersion(schedv1alpha1.SchemeGroupVersion.String())
-	u.SetKind("Reservation")
+	u := unstructuredOf(t, in, schedv1alpha1.SchemeGroupVersion.WithKind("Reservation"))
 	gvr, _ := schema.ParseResourceArg(ReservationResource)
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{*gvr: "ReservationList"}, u)
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
@@ -161,14 +148,7 @@ func TestTypeEventInformersReservations(t *testing.T) {
 func TestCacheKeepsTheEventInformersObject(t *testing.T) {
 	nmGVR, _ := schema.ParseResourceArg(NodeMetricResource)
 	toUnstructured := func(m *slov1alpha1.NodeMetric) *unstructured.Unstructured {
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u := &unstructured.Unstructured{Object: content}
-		u.SetAPIVersion(slov1alpha1.SchemeGroupVersion.String())
-		u.SetKind("NodeMetric")
-		return u
+		return unstructuredOf(t, m, slov1alpha1.SchemeGroupVersion.WithKind("NodeMetric"))
 	}
 	v1 := metricObj("n1", "1")
 	v1.UID = "uid-n1"
@@ -249,4 +229,16 @@ func TestCacheKeepsTheEventInformersObject(t *testing.T) {
 	if held() != own {
 		t.Error("the dynamic informer converted resourceVersion 3, which the Cache held: want the Cache's object")
 	}
+}
+
+// unstructuredOf is obj as a dynamic informer lists it: unstructured, with its apiVersion and kind.
+func unstructuredOf(t *testing.T, obj runtime.Object, gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	t.Helper()
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(gvk)
+	return u
 }
