@@ -351,9 +351,10 @@ func tail(out []byte, n int) string {
 }
 
 // profileDescheduler runs accord-descheduler with the policy (default caps) in interval mode with
-// --profiling, takes a CPU profile from its start and, once its first cycle is done, a heap profile
-// after a collection, so in-use is the live heap (dir/descheduler.{cpu,heap}.pprof), then stops it.
-// For looking at; it measures nothing.
+// --profiling, takes a CPU profile from its start (ACCORD_SCALE_PPROF_FROM=cycle: from its "Descheduler
+// started" line, when its first cycle begins, with an execution trace as long, descheduler.trace)
+// and, once its first cycle is done, a heap profile after a collection, so in-use is the live heap
+// (dir/descheduler.{cpu,heap}.pprof), then stops it. For looking at; it measures nothing.
 func profileDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, schedulerConfig, dir, gogc string) {
 	t.Helper()
 	policy := filepath.Join(t.TempDir(), "policy.yaml")
@@ -378,32 +379,54 @@ func profileDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, sche
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	done := make(chan struct{})
+	// ACCORD_SCALE_PPROF_FROM=cycle: the CPU profile, and an execution trace as long, start when the
+	// descheduler logs that its caches synced (its first cycle starts then), not at its start.
+	fromCycle := os.Getenv("ACCORD_SCALE_PPROF_FROM") == "cycle"
+	done, started := make(chan struct{}), make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		closed := false
+		closed, synced := false, false
 		for sc.Scan() {
+			if !synced && strings.Contains(sc.Text(), `"Descheduler started"`) {
+				close(started)
+				synced = true
+			}
 			if !closed && strings.Contains(sc.Text(), `"Descheduling cycle done"`) {
 				close(done)
 				closed = true
 			}
 		}
+		if !synced {
+			close(started)
+		}
 		if !closed {
 			close(done)
 		}
 	}()
-	cpu := make(chan error, 1)
+	seconds := int(profileSeconds(t).Seconds())
+	cpu, trace := make(chan error, 1), make(chan error, 1)
 	go func() {
+		if fromCycle {
+			<-started
+		}
 		// The endpoint is up once serving starts, shortly after the process does.
 		var err error
 		for i := 0; i < 50; i++ {
-			if err = fetchProfile(ctx, port, fmt.Sprintf("profile?seconds=%d", int(profileSeconds(t).Seconds())), dir, "descheduler.cpu.pprof"); err == nil {
+			if err = fetchProfile(ctx, port, fmt.Sprintf("profile?seconds=%d", seconds), dir, "descheduler.cpu.pprof"); err == nil {
 				break
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 		cpu <- err
+	}()
+	go func() {
+		if !fromCycle {
+			trace <- nil
+			return
+		}
+		<-started
+		trace <- fetchProfile(ctx, port, fmt.Sprintf("trace?seconds=%d", seconds), dir, "descheduler.trace")
 	}()
 	select {
 	case <-done:
@@ -415,6 +438,9 @@ func profileDescheduler(t *testing.T, ctx context.Context, bin, kubeconfig, sche
 	}
 	if err := <-cpu; err != nil {
 		t.Errorf("descheduler CPU profile: %v", err)
+	}
+	if err := <-trace; err != nil {
+		t.Errorf("descheduler execution trace: %v", err)
 	}
 	t.Logf("descheduler: profiles in %s", dir)
 }
