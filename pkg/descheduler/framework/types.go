@@ -237,6 +237,15 @@ type CycleHook interface {
 	EndCycle(ctx context.Context)
 }
 
+// Warmer is implemented by a plugin with state derived from the informers' objects that costs less
+// built once ahead of time than inside the first cycle or the first event (SchedulerSimulation: the
+// scheduler snapshot and its label index). The descheduler calls Warm on every such plugin of every
+// profile once, after its caches synced and before it reports ready (see Descheduler.Warm); a plugin
+// whose Warm fails builds that state when first used, as it would without Warm.
+type Warmer interface {
+	Warm(ctx context.Context) error
+}
+
 // PlacementJudge is the one optional interface of an evictor plugin: a preEvictionFilter plugin
 // that judges a candidate by where its replacement would be placed and by the plugin that nominated
 // it. SchedulerSimulation is the in-tree one; an out-of-tree evictor that wants the same seat (its own

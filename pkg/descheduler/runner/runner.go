@@ -384,6 +384,7 @@ func Start(ctx context.Context, cfg Config) (*Descheduler, error) {
 		out.Stop()
 		return nil, err
 	}
+	d.Warm(ctx)
 	if cfg.OnReady != nil {
 		cfg.OnReady()
 	}

@@ -5,10 +5,12 @@ import (
 	"hash/maphash"
 	"slices"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
@@ -55,8 +57,11 @@ import (
 // origin's generation, and Snapshot.AssumePod the destination's, while they change their pods:
 // Admit and revert drop those entries. Label keys are indexed once a selector requirement names
 // them (at most maxIndexedKeys: selectors are tenants' input); a new key rebuilds the entries as
-// they are read. Access is serialized by Simulator.mu, but Score's reads run in parallel: only reads
-// happen then (PreScore made the entries current).
+// they are read. Simulator.Warm (the descheduler calls it once its caches synced, before it reports
+// ready) indexes the keys the selectors of the cluster's pods name and builds every entry, so the
+// first cycle or event does not: a long-running descheduler then rebuilds only the entries of nodes
+// whose pods changed. Access is serialized by Simulator.mu, but Score's reads run in parallel: only
+// reads happen then (PreScore made the entries current).
 
 // alwaysHash is the bucket of the pods with a required anti-affinity term the index cannot narrow:
 // every incoming pod looks them up. pairHash never returns it.
@@ -64,9 +69,12 @@ const alwaysHash = 0
 
 type labelIndex struct {
 	seed maphash.Seed
-	// keys are the label keys indexed (those an equality requirement named); keysVersion counts
-	// their changes.
+	// keys are the label keys indexed (those an equality requirement named), keyList the same in
+	// the order they were indexed, with the hash of each (keyHashes); keysVersion counts their
+	// changes.
 	keys        map[string]struct{}
+	keyList     []string
+	keyHashes   []uint64
 	keysVersion int
 	nodes       map[string]*nodeLabels
 	lister      *snapshotLister
@@ -79,8 +87,8 @@ type labelIndex struct {
 	pairs                           []hashedPod
 
 	// narrowed and passed count plugin calls given narrowed nodes and calls the index could not
-	// narrow (for tests and benchmarks).
-	narrowed, passed int64
+	// narrow, built the node entries built (for tests and benchmarks).
+	narrowed, passed, built int64
 }
 
 func newLabelIndex(lister *snapshotLister) *labelIndex {
@@ -94,6 +102,9 @@ type hashedPod struct {
 
 // nodeLabels is the index of one node's pods.
 type nodeLabels struct {
+	// ni is the snapshot's NodeInfo it was built from, gen its generation then; keysVersion the
+	// index's then (-1: dropped).
+	ni          *framework.NodeInfo
 	gen         int64
 	keysVersion int
 	// hashes (sorted) and pods: pods[i] carries a pair of an indexed key whose hash is hashes[i].
@@ -119,15 +130,24 @@ func (v *nodeView) GetPodsWithAffinity() []fwk.PodInfo             { return v.wi
 func (v *nodeView) GetPodsWithRequiredAntiAffinity() []fwk.PodInfo { return v.withAntiAffinity }
 
 func (x *labelIndex) pairHash(k, v string) uint64 {
-	var h maphash.Hash
-	h.SetSeed(x.seed)
-	h.WriteString(k)
-	h.WriteByte(0)
-	h.WriteString(v)
-	if s := h.Sum64(); s != alwaysHash {
+	return x.pairHashOf(maphash.String(x.seed, k), v)
+}
+
+// pairHashOf is pairHash with the key's hash (maphash.String) given: the pair's hash mixes the
+// key's and the value's (an odd multiplier keeps k=v and v=k apart).
+func (x *labelIndex) pairHashOf(kh uint64, v string) uint64 {
+	if s := kh*0x9e3779b97f4a7c15 ^ maphash.String(x.seed, v); s != alwaysHash {
 		return s
 	}
 	return alwaysHash + 1
+}
+
+// addKey indexes the label key k.
+func (x *labelIndex) addKey(k string) {
+	x.keys[k] = struct{}{}
+	x.keyList = append(x.keyList, k)
+	x.keyHashes = append(x.keyHashes, maphash.String(x.seed, k))
+	x.keysVersion++
 }
 
 // maxIndexedKeys bounds the label keys the index keeps pods by. The keys are those selectors'
@@ -155,8 +175,7 @@ func (x *labelIndex) equalityPairs(sel labels.Selector, out []uint64) ([]uint64,
 		return out, false
 	}
 	if _, ok := x.keys[pick.Key()]; !ok {
-		x.keys[pick.Key()] = struct{}{}
-		x.keysVersion++
+		x.addKey(pick.Key())
 	}
 	return x.appendPairs(out, pick), true
 }
@@ -229,16 +248,30 @@ func (x *labelIndex) entry(ni fwk.NodeInfo) *nodeLabels {
 	name := ni.Node().Name
 	e := x.nodes[name]
 	if e != nil && e.gen == ni.GetGeneration() && e.keysVersion == x.keysVersion {
+		e.ni, _ = ni.(*framework.NodeInfo)
 		return e
 	}
 	if e == nil {
 		e = &nodeLabels{}
 		x.nodes[name] = e
 	}
+	e.ni, _ = ni.(*framework.NodeInfo)
 	e.gen, e.keysVersion = ni.GetGeneration(), x.keysVersion
+	x.built++
 	x.pairs = x.pairs[:0]
 	for _, pi := range ni.GetPods() {
-		for k, v := range pi.GetPod().Labels {
+		// The indexed keys are few (often one or two): looking each up costs less than walking
+		// every label of the pod, unless the pod has fewer labels than there are keys.
+		lbls := pi.GetPod().Labels
+		if len(x.keyList) <= len(lbls) {
+			for i, k := range x.keyList {
+				if v, ok := lbls[k]; ok {
+					x.pairs = append(x.pairs, hashedPod{x.pairHashOf(x.keyHashes[i], v), pi})
+				}
+			}
+			continue
+		}
+		for k, v := range lbls {
 			if _, ok := x.keys[k]; ok {
 				x.pairs = append(x.pairs, hashedPod{x.pairHash(k, v), pi})
 			}
@@ -302,8 +335,59 @@ func (x *labelIndex) fill() ([]uint64, []fwk.PodInfo) {
 	return hashes, pods
 }
 
-// drop forgets a node's entry (Admit changed its pods but not its generation).
-func (x *labelIndex) drop(name string) { delete(x.nodes, name) }
+// warm indexes the label keys the selectors of the nodes' pods name, as predictions of those pods
+// would (their spread constraints', their required and preferred affinity terms'), and builds every
+// node's entry. The pods of one workload (controller and template hash) name the same selectors:
+// one of them is read.
+func (x *labelIndex) warm(nodes []fwk.NodeInfo) {
+	type workload struct {
+		owner          types.UID
+		template, revn string
+	}
+	seen := map[workload]struct{}{}
+	for _, ni := range nodes {
+		for _, pi := range ni.GetPods() {
+			pod := pi.GetPod()
+			if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+				w := workload{ref.UID, pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey], pod.Labels[appsv1.ControllerRevisionHashLabelKey]}
+				if _, ok := seen[w]; ok {
+					continue
+				}
+				seen[w] = struct{}{}
+			}
+			x.spreadPairs(pod)
+			x.termPairs(nil, pi.GetRequiredAffinityTerms())
+			x.termPairs(nil, pi.GetRequiredAntiAffinityTerms())
+			for _, terms := range [][]fwk.WeightedAffinityTerm{pi.GetPreferredAffinityTerms(), pi.GetPreferredAntiAffinityTerms()} {
+				for i := range terms {
+					if _, ok := x.equalityPairs(terms[i].Selector, nil); !ok {
+						break
+					}
+				}
+			}
+		}
+	}
+	for _, ni := range nodes {
+		x.entry(ni)
+	}
+}
+
+// drop forgets a node's entry (Admit changed its pods but not its generation); views' position
+// caches that still hold it see it dropped.
+func (x *labelIndex) drop(name string) {
+	if e := x.nodes[name]; e != nil {
+		e.keysVersion = -1
+		delete(x.nodes, name)
+	}
+}
+
+// current reports whether e is ni's entry and up to date, without looking it up by name: the
+// snapshot keeps a node's NodeInfo at the same address (UpdateSnapshot and Admit write through
+// it), so a view buffer remembers the entry of each position of the lists it narrows.
+func (x *labelIndex) current(e *nodeLabels, ni fwk.NodeInfo) bool {
+	c, ok := ni.(*framework.NodeInfo)
+	return ok && e != nil && e.ni == c && e.gen == c.Generation && e.keysVersion == x.keysVersion
+}
 
 // lookup returns the pods of (hashes, pods) under any of the sorted, distinct hs, each once.
 func lookup(hashes []uint64, pods []fwk.PodInfo, hs []uint64) []fwk.PodInfo {
@@ -359,6 +443,8 @@ func (x *labelIndex) candidatePairs(pod *corev1.Pod) []uint64 {
 type viewBuf struct {
 	views []nodeView
 	list  []fwk.NodeInfo
+	// pos are the entries of the nodes of the list narrowed last, by position (see current).
+	pos []*nodeLabels
 }
 
 // narrow hands out views of nodes in b: keep decides, from a node's entry, the view's lists and
@@ -369,11 +455,19 @@ func (x *labelIndex) narrow(b *viewBuf, nodes []fwk.NodeInfo, keep func(e *nodeL
 	}
 	b.views = b.views[:len(nodes)]
 	b.list = b.list[:0]
+	if len(b.pos) != len(nodes) {
+		b.pos = slices.Grow(b.pos[:0], len(nodes))[:len(nodes)]
+	}
 	n := 0
-	for _, ni := range nodes {
+	for i, ni := range nodes {
 		v := &b.views[n]
 		*v = nodeView{NodeInfo: ni}
-		if keep(x.entry(ni), v) {
+		e := b.pos[i]
+		if !x.current(e, ni) {
+			e = x.entry(ni)
+			b.pos[i] = e
+		}
+		if keep(e, v) {
 			b.list = append(b.list, v)
 			n++
 		}
@@ -447,7 +541,7 @@ func (x *labelIndex) prune(has func(name string) bool, numNodes int) {
 	}
 	for name := range x.nodes {
 		if !has(name) {
-			delete(x.nodes, name)
+			x.drop(name)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -27,5 +29,40 @@ func TestLabelIndexKeysBounded(t *testing.T) {
 	}
 	if len(x.keys) != maxIndexedKeys || x.keysVersion != version {
 		t.Fatalf("%d keys indexed (version %d, was %d); want %d and no change", len(x.keys), x.keysVersion, version, maxIndexedKeys)
+	}
+}
+
+// Warm (the descheduler calls it once its caches synced) indexes the keys the pods' selectors name
+// (a spread constraint's, a required anti-affinity term's) and builds every node's entry, so the
+// first prediction rebuilds only the entry of its pod's node (which it takes the pod off).
+func TestWarmBuildsTheIndex(t *testing.T) {
+	zone := func(z string) func(n *corev1.Node) {
+		return func(n *corev1.Node) { n.Labels[corev1.LabelTopologyZone] = z }
+	}
+	spread := func(p *corev1.Pod) {
+		p.Labels = map[string]string{"app": "a", "tier": "web"}
+		p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone,
+			WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}}}
+	}
+	anti := func(p *corev1.Pod) {
+		p.Labels = map[string]string{"app": "b"}
+		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "web"}}, TopologyKey: corev1.LabelHostname}}}}
+	}
+	a1 := pod("a1", "n1", "100m", spread)
+	e := newTestEnv(t, envOptions{}, node("n1", "4", zone("z1")), node("n2", "4", zone("z2")), node("n3", "4", zone("z3")),
+		a1, pod("a2", "n2", "100m", spread), pod("b1", "n3", "100m", anti))
+	if err := e.sim.Warm(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	x := e.sim.index
+	if _, app := x.keys["app"]; !app || len(x.keys) != 2 || len(x.nodes) != 3 || x.built != 3 {
+		t.Fatalf("after Warm: keys %v, %d node entries (%d built); want app and tier, 3 entries built once", x.keyList, len(x.nodes), x.built)
+	}
+	version := x.keysVersion
+	e.beginCycle()
+	e.predict(a1)
+	if x.keysVersion != version || x.built != 4 {
+		t.Fatalf("the first prediction after Warm: keys version %d (was %d), %d entries built in all; want no new key and one entry (n1's) rebuilt", x.keysVersion, version, x.built)
 	}
 }

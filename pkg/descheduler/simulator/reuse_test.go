@@ -162,6 +162,16 @@ func TestPreFilterReuseEquivalence(t *testing.T) {
 				}
 			}
 
+			// One of the two narrowing simulators builds its index ahead (Warm, as the descheduler
+			// does once its caches synced), the other as predictions read it: alternately by seed.
+			warmed := narrowed
+			if seed%2 == 1 {
+				warmed = reuse
+			}
+			if err := warmed.sim.Warm(warmed.ctx); err != nil {
+				t.Fatal(err)
+			}
+
 			predictions, admitted := 0, 0
 			for cycle := range 3 {
 				both(func(e *testEnv) { e.beginCycle() })

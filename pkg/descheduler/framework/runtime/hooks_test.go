@@ -48,6 +48,7 @@ func (j *judge) SetNominators(nominators []framework.Nominator) {
 		}
 	}
 }
+func (j *judge) Warm(context.Context) error        { j.rec.add("warm"); return nil }
 func (j *judge) BeginCycle(context.Context)        { j.rec.add("begin") }
 func (j *judge) EndCycle(context.Context)          { j.rec.add("end") }
 func (j *judge) RefusalMessage(*corev1.Pod) string { return "" }
@@ -111,6 +112,7 @@ profiles:
 		t.Fatal(err)
 	}
 	startSynced(t, c, d)
+	d.Warm(context.Background())
 	d.RunCycle(context.Background())
 	if !slices.Equal(j.verdicters, []string{"Nominator"}) {
 		t.Errorf("NodeVerdicters registered: %v", j.verdicters)
@@ -118,7 +120,7 @@ profiles:
 	if !slices.Equal(j.intrinsic, []string{"Aging"}) {
 		t.Errorf("PodIntrinsicNominators registered: %v", j.intrinsic)
 	}
-	want := []string{"begin", "judge a for Nominator", "judge b for Nominator", "end"}
+	want := []string{"warm", "begin", "judge a for Nominator", "judge b for Nominator", "end"}
 	if !slices.Equal(rec.calls, want) {
 		t.Errorf("calls = %v, want %v", rec.calls, want)
 	}

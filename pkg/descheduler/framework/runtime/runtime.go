@@ -453,6 +453,28 @@ func (d *Descheduler) HasSynced() bool {
 	return true
 }
 
+// Warm calls Warm on every plugin of every profile that is a framework.Warmer, once each, logging
+// how long each took; a failure is logged (the plugin then builds its state when first used). The
+// runner calls it after the caches synced, before reporting ready.
+func (d *Descheduler) Warm(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	for _, p := range d.profiles {
+		for _, pl := range p.plugins {
+			w, ok := pl.(framework.Warmer)
+			if !ok {
+				continue
+			}
+			start := time.Now()
+			logger.V(2).Info("Warming a plugin's state", "profile", p.Name, "plugin", pl.Name())
+			if err := w.Warm(ctx); err != nil {
+				logger.Error(err, "Warming a plugin's state; it builds it when first used", "profile", p.Name, "plugin", pl.Name())
+				continue
+			}
+			logger.Info("Plugin state warmed", "profile", p.Name, "plugin", pl.Name(), "duration", time.Since(start))
+		}
+	}
+}
+
 // RunCycle runs one descheduling cycle: it resets the per-cycle limits, lists the nodes from the
 // informer cache once (Handle.Nodes answers from that list until the cycle ends), runs every profile's Deschedule plugins, then every profile's Balance plugins. A
 // failing (or panicking) plugin is logged and counted and does not stop the others.

@@ -209,6 +209,10 @@ func (p *Plugin) RegisterMetrics(reg compmetrics.KubeRegistry) error {
 // the first cycle, so the cycle does not spend its time filling the cache.
 func (p *Plugin) HasSynced() bool { return p.sim.HasSynced() && p.podReg.HasSynced() }
 
+// Warm builds the simulator's snapshot and label index before the first cycle or event
+// (framework.Warmer).
+func (p *Plugin) Warm(ctx context.Context) error { return p.sim.Warm(ctx) }
+
 // Close stops the simulator's goroutines.
 func (p *Plugin) Close() error {
 	p.cancel()
