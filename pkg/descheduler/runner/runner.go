@@ -7,6 +7,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -385,10 +386,23 @@ func Start(ctx context.Context, cfg Config) (*Descheduler, error) {
 		return nil, err
 	}
 	d.Warm(ctx)
+	collectStartupGarbage(ctx)
 	if cfg.OnReady != nil {
 		cfg.OnReady()
 	}
 	return out, nil
+}
+
+// collectStartupGarbage runs one collection once the start-up is done (informers synced, plugins
+// warmed). Decoding the initial lists and copying them into the simulator's snapshot leave the heap
+// near the collector's goal, so the first collection would otherwise start within the first cycle or
+// event and mark under it (0.4-0.5 s of marking at 100k pods on 2 cores). In steady state a
+// collection comes after a heap's growth by GOGC percent, of which a capped cycle allocates a small
+// part (about 0.5 MB per simulated candidate in BenchmarkPredictCycle).
+func collectStartupGarbage(ctx context.Context) {
+	start := time.Now()
+	goruntime.GC()
+	klog.FromContext(ctx).V(2).Info("Start-up garbage collected", "duration", time.Since(start))
 }
 
 // Stop stops the informers and the metrics sources and closes the plugins.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -129,5 +130,16 @@ profiles:
 		if !found {
 			t.Errorf("profile %s has no SchedulerSimulation args", prof.Name)
 		}
+	}
+}
+
+// The start-up's collection completes before Start goes on to report ready.
+func TestCollectStartupGarbage(t *testing.T) {
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	collectStartupGarbage(t.Context())
+	goruntime.ReadMemStats(&after)
+	if after.NumGC <= before.NumGC {
+		t.Fatalf("collections: %d before, %d after; want one more", before.NumGC, after.NumGC)
 	}
 }

@@ -87,7 +87,7 @@ type labelIndex struct {
 	pairs                           []hashedPod
 
 	// narrowed and passed count plugin calls given narrowed nodes and calls the index could not
-	// narrow, built the node entries built (for tests and benchmarks).
+	// narrow, built the node entries built or rebuilt (for tests and benchmarks).
 	narrowed, passed, built int64
 }
 
