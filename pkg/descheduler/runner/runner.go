@@ -396,9 +396,10 @@ func Start(ctx context.Context, cfg Config) (*Descheduler, error) {
 // collectStartupGarbage runs one collection once the start-up is done (informers synced, plugins
 // warmed). Decoding the initial lists and copying them into the simulator's snapshot leave the heap
 // near the collector's goal, so the first collection would otherwise start within the first cycle or
-// event and mark under it (0.4-0.5 s of marking at 100k pods on 2 cores). In steady state a
-// collection comes after a heap's growth by GOGC percent, of which a capped cycle allocates a small
-// part (about 0.5 MB per simulated candidate in BenchmarkPredictCycle).
+// event and mark under it (0.4-0.5 s of marking at 100k pods on 2 cores). It starts the first cycle
+// with the runway of a whole collection (GOGC percent of the live heap: about 140 MiB at 100k pods
+// with the default 50), of which a capped cycle there allocates about 55 MiB (heap profile); the
+// pacer may still start a collection inside it.
 func collectStartupGarbage(ctx context.Context) {
 	start := time.Now()
 	goruntime.GC()
