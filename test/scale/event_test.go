@@ -285,12 +285,26 @@ func eventPopulation(t *testing.T, pop population, sz size, big bool, trials int
 	if extra := w.notIn(violators); len(extra) > 0 {
 		t.Errorf("%d pods that violated nothing were evicted: %v", len(extra), extra)
 	}
-	m, err := scrape.get(ctx)
-	if err != nil {
-		t.Fatalf("accord-descheduler /metrics: %v", err)
+	// The watch may report a deletion before the eviction call has returned to the descheduler and
+	// its counter has moved (the trials log negative "eviction to the watch" times), so the counter
+	// is read until it agrees, for at most 10 s.
+	var (
+		m          samples
+		ok, failed float64
+	)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var err error
+		if m, err = scrape.get(ctx); err != nil {
+			t.Fatalf("accord-descheduler /metrics: %v", err)
+		}
+		ok, failed = m.sum("accord_descheduler_pods_evicted_total", `result="success"`), m.sum("accord_descheduler_pods_evicted_total", `result="error"`)
+		if (ok == float64(w.count()) && failed == 0) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	if ok, failed := m.sum("accord_descheduler_pods_evicted_total", `result="success"`), m.sum("accord_descheduler_pods_evicted_total", `result="error"`); ok != float64(w.count()) || failed != 0 {
-		t.Errorf("accord-descheduler counted %v successful and %v failed evictions; want %d (the pods seen evicted) and 0", ok, failed, w.count())
+	if ok != float64(w.count()) || failed != 0 {
+		t.Errorf("accord-descheduler counted %v successful and %v failed evictions after 10 s; want %d (the pods seen evicted) and 0", ok, failed, w.count())
 	}
 	if len(latencies) == 0 {
 		t.Fatalf("no violator of the %d was evicted", len(violators))
