@@ -156,6 +156,19 @@ func eventPopulation(t *testing.T, pop population, sz size, big bool, trials int
 	proc := exec.CommandContext(procCtx, deschedBin, args...)
 	proc.Stdout, proc.Stderr = decisions, decisions
 	proc.Env = deschedulerEnv(deschedulerGOGCs(t)[0])
+	// ACCORD_SCALE_DESCHEDULER_LOG_DIR: the whole log, with gctrace, saved for looking at.
+	if logDir := os.Getenv("ACCORD_SCALE_DESCHEDULER_LOG_DIR"); logDir != "" {
+		path := filepath.Join(logDir, fmt.Sprintf("descheduler-event-%s-%s.log", pop, start.Format("150405")))
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.Close() })
+		out := io.MultiWriter(decisions, f)
+		proc.Stdout, proc.Stderr = out, out
+		proc.Env = append(proc.Env, "GODEBUG=gctrace=1")
+		t.Logf("accord-descheduler: log in %s", path)
+	}
 	if err := proc.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -55,16 +56,43 @@ func startDescheduler(t *testing.T, policy string, interval time.Duration) *metr
 	return m
 }
 
-// deletions records when each pod of a namespace was first marked for deletion or deleted.
+// deletions records when each pod of a namespace was first marked for deletion or deleted, and the
+// resourceVersion of that event; and, of each pod, the node it was first seen bound to and the
+// resourceVersion of that event. One watch delivers both in etcd's order, so a test can tell whether
+// a pod was bound before or after another was evicted (binding, see bound).
 type deletions struct {
-	mu   sync.Mutex
-	when map[string]time.Time
-	node map[string]string
+	mu        sync.Mutex
+	when      map[string]time.Time
+	node      map[string]string
+	deletedRV map[string]uint64
+	binding   map[string]binding
+}
+
+// binding is a pod's first bound state seen: its node and the resourceVersion of the event.
+type binding struct {
+	node string
+	rv   uint64
+}
+
+// bound returns the node pod was first seen bound to and the resourceVersion of that event.
+func (d *deletions) bound(pod string) (binding, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	b, ok := d.binding[pod]
+	return b, ok
+}
+
+// deletedAt returns the resourceVersion of the event that first showed pod marked for deletion.
+func (d *deletions) deletedAt(pod string) (uint64, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	rv, ok := d.deletedRV[pod]
+	return rv, ok
 }
 
 func watchDeletions(t *testing.T, ns string) *deletions {
 	t.Helper()
-	d := &deletions{when: map[string]time.Time{}, node: map[string]string{}}
+	d := &deletions{when: map[string]time.Time{}, node: map[string]string{}, deletedRV: map[string]uint64{}, binding: map[string]binding{}}
 	w, err := env.Client.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -73,13 +101,19 @@ func watchDeletions(t *testing.T, ns string) *deletions {
 	go func() {
 		for ev := range w.ResultChan() {
 			pod, ok := ev.Object.(*corev1.Pod)
-			if !ok || (ev.Type != watch.Deleted && pod.DeletionTimestamp == nil) {
+			if !ok {
 				continue
 			}
+			// The test's etcd hands out resourceVersions in increasing order; tests compare them.
+			rv, _ := strconv.ParseUint(pod.ResourceVersion, 10, 64)
 			d.mu.Lock()
-			if _, seen := d.when[pod.Name]; !seen {
+			if _, seen := d.binding[pod.Name]; !seen && pod.Spec.NodeName != "" {
+				d.binding[pod.Name] = binding{node: pod.Spec.NodeName, rv: rv}
+			}
+			if _, seen := d.when[pod.Name]; !seen && (ev.Type == watch.Deleted || pod.DeletionTimestamp != nil) {
 				d.when[pod.Name] = time.Now()
 				d.node[pod.Name] = pod.Spec.NodeName
+				d.deletedRV[pod.Name] = rv
 			}
 			d.mu.Unlock()
 		}

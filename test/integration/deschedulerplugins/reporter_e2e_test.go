@@ -146,27 +146,45 @@ profiles:
 	if len(w) != 1 {
 		t.Fatalf("evicted %v, want one pod (85%% -> 70%%)", w)
 	}
+	var evicted string
 	for pod := range w {
 		if from[pod] != hot {
 			t.Fatalf("evicted %s from %s, want from %s", pod, from[pod], hot)
 		}
+		evicted = pod
 	}
-	// accord-scheduler refused the probe while hot was at 85%. Once the eviction takes a pod's usage
-	// off hot's estimate (70%), it may place the probe there: that is the usage estimate at work, so
-	// the refusal is read from the scheduler's FailedScheduling Event, not from the probe's node.
+	// accord-scheduler must not place the probe on hot while hot is at 85%. Once the eviction takes a
+	// pod's usage off hot's estimate (70%), it may place it there: that is the usage estimate at work.
+	// Which comes first, the scheduler's first try or the eviction, is a race: so either the scheduler
+	// refused the probe (its FailedScheduling Event) or it bound it; a binding to hot must come after
+	// the eviction in the watch's (etcd's) order.
+	refused := false
 	if err := harness.WaitFor(ctx, 20*time.Second, func(ctx context.Context) (bool, error) {
-		evs, err := env.Client.CoreV1().Events(c.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=probe"})
+		if _, ok := dels.bound(probe.Name); ok {
+			return true, nil
+		}
+		evs, err := env.Client.CoreV1().Events(c.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + probe.Name})
 		if err != nil {
 			return false, err
 		}
 		for _, e := range evs.Items {
 			if e.Reason == "FailedScheduling" {
+				refused = true
 				return true, nil
 			}
 		}
 		return false, nil
 	}); err != nil {
-		t.Fatalf("accord-scheduler did not refuse the probe on %s at 85%% usage: %v", hot, err)
+		t.Fatalf("accord-scheduler neither refused nor placed the probe: %v", err)
+	}
+	evictedAt, _ := dels.deletedAt(evicted)
+	if b, ok := dels.bound(probe.Name); ok {
+		if b.node == hot && b.rv < evictedAt {
+			t.Fatalf("accord-scheduler placed the probe on %s at 85%% usage (bound at resourceVersion %d, %s evicted at %d)", hot, b.rv, evicted, evictedAt)
+		}
+		t.Logf("the probe was bound to %s at resourceVersion %d, after %s was evicted (%d)", b.node, b.rv, evicted, evictedAt)
+	} else if refused {
+		t.Logf("accord-scheduler refused the probe (FailedScheduling)")
 	}
 	// The source catches up at once (hot 1 + 3 x 0.6 = 2.8, 70%) and the reporter writes it; the
 	// replacement is placed on cool (0.4 + 0.6, 25%).
