@@ -167,8 +167,8 @@ type Handle interface {
 	// cycle it is the node list the runtime took once at the cycle's start (the one Deschedule and
 	// Balance are given a Ready, profile-selected part of), so code that looks at every node for
 	// each candidate (nodeFit, a NodeVerdicter) pays for no list of its own; outside a cycle (a
-	// Controller's Run) it is a fresh list from the informer cache. The slice is shared: do not
-	// modify it.
+	// Controller's Run) it is a list of the informer cache, kept until the Node informer's next
+	// event. The slice is shared: do not modify it.
 	Nodes(sel labels.Selector) ([]*corev1.Node, error)
 	// ServesCRD reports whether the cluster serves one of Accord's CRDs, as API discovery found at
 	// start. A plugin asks before it requests an informer of AccordInformerFactory, because an

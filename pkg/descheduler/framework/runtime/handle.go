@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -96,27 +97,51 @@ type handle struct {
 }
 
 // cycleNodes is the node list RunCycle takes once per cycle (begin) and drops at its end, which
-// every Handle's Nodes answers from; outside a cycle Nodes lists the informer cache afresh.
+// every Handle's Nodes answers from. Outside a cycle (an event-triggered controller) Nodes answers
+// from a list of the informer cache kept until the Node informer reports a change (changed): an
+// event-driven descheduler judging the 50 pods of one node would otherwise list every node for each.
 type cycleNodes struct {
 	lister corelisters.NodeLister
+	// changes counts the Node informer's events (changed).
+	changes atomic.Int64
 
 	mu      sync.Mutex
 	inCycle bool
 	all     []*corev1.Node
-	// bySel are the cycle's nodes matching a selector, by the selector's string, made on demand.
+	// bySel are the nodes of all matching a selector, by the selector's string, made on demand.
 	bySel map[string][]*corev1.Node
+	// listedAt is, outside a cycle, the value of changes read before all was listed (-1: all is not
+	// such a list).
+	listedAt int64
+}
+
+func newCycleNodes(lister corelisters.NodeLister) *cycleNodes {
+	return &cycleNodes{lister: lister, listedAt: -1}
+}
+
+// changed is the Node informer's event handler (add, update, delete): the list kept outside a
+// cycle is listed again at the next call.
+func (c *cycleNodes) changed() { c.changes.Add(1) }
+
+// handler returns changed as an informer event handler.
+func (c *cycleNodes) handler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { c.changed() },
+		UpdateFunc: func(_, _ any) { c.changed() },
+		DeleteFunc: func(any) { c.changed() },
+	}
 }
 
 func (c *cycleNodes) begin(all []*corev1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.inCycle, c.all, c.bySel = true, all, nil
+	c.inCycle, c.all, c.bySel, c.listedAt = true, all, nil, -1
 }
 
 func (c *cycleNodes) end() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.inCycle, c.all, c.bySel = false, nil, nil
+	c.inCycle, c.all, c.bySel, c.listedAt = false, nil, nil, -1
 }
 
 func (c *cycleNodes) list(sel labels.Selector) ([]*corev1.Node, error) {
@@ -126,7 +151,15 @@ func (c *cycleNodes) list(sel labels.Selector) ([]*corev1.Node, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.inCycle {
-		return c.lister.List(sel)
+		// The count is read before listing: an event that lands during the list moves it past
+		// listedAt, and the next call lists again.
+		if v := c.changes.Load(); c.listedAt < 0 || v != c.listedAt {
+			all, err := c.lister.List(labels.Everything())
+			if err != nil {
+				return nil, err
+			}
+			c.all, c.bySel, c.listedAt = all, nil, v
+		}
 	}
 	if sel.Empty() {
 		return c.all, nil

@@ -45,8 +45,8 @@ func nodeNames(nodes []*corev1.Node) []string {
 }
 
 // Handle.Nodes answers from the node list the cycle took at its start (every node, Ready or not,
-// the same slice on each call), filtered by the selector asked for; outside a cycle it lists the
-// informer cache afresh.
+// the same slice on each call), filtered by the selector asked for; outside a cycle it answers from
+// the informer cache's list, listed again after a Node event.
 func TestHandleNodesIsTheCycleList(t *testing.T) {
 	l := &nodeLooker{}
 	reg := plugins.NewInTreeRegistry()
@@ -81,12 +81,37 @@ func TestHandleNodesIsTheCycleList(t *testing.T) {
 		t.Error("Nodes listed again within the cycle; want the cycle's one list")
 	}
 
-	// Outside a cycle: a fresh list, which sees a node added since.
+	// Outside a cycle: the informer cache's list, kept (the same slice) until a Node event, which a
+	// later call sees: a node added, a node's labels changed, a node deleted.
+	first, _ := l.h.Nodes(nil)
+	if again, _ := l.h.Nodes(nil); len(first) == 0 || &first[0] != &again[0] {
+		t.Error("Nodes listed again outside a cycle without a Node event; want the kept list")
+	}
 	if _, err := c.Client.CoreV1().Nodes().Create(t.Context(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n4"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool {
 		nodes, err := l.h.Nodes(nil)
 		return err == nil && slices.Contains(nodeNames(nodes), "n4")
+	})
+	zone1 := labels.SelectorFromSet(labels.Set{"zone": "1"})
+	n2, err := c.Client.CoreV1().Nodes().Get(t.Context(), "n2", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2.Labels["zone"] = "1"
+	if _, err := c.Client.CoreV1().Nodes().Update(t.Context(), n2, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		nodes, err := l.h.Nodes(zone1)
+		return err == nil && slices.Equal(nodeNames(nodes), []string{"n1", "n2", "n3"})
+	})
+	if err := c.Client.CoreV1().Nodes().Delete(t.Context(), "n1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		nodes, err := l.h.Nodes(zone1)
+		return err == nil && slices.Equal(nodeNames(nodes), []string{"n2", "n3"})
 	})
 }

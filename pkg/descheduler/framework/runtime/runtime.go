@@ -152,7 +152,7 @@ func New(ctx context.Context, p *descheduler.DeschedulerPolicy, opts Options) (*
 		limiter:         evictions.NewLimiter(evictions.LimitsFromPolicy(p)),
 		metrics:         opts.Metrics,
 		nodes:           nodeInformer.Lister(),
-		cycle:           &cycleNodes{lister: nodeInformer.Lister()},
+		cycle:           newCycleNodes(nodeInformer.Lister()),
 		pods:            opts.InformerFactory.Core().V1().Pods().Lister(),
 		client:          opts.Client,
 		dryRun:          opts.DryRun,
@@ -160,6 +160,10 @@ func New(ctx context.Context, p *descheduler.DeschedulerPolicy, opts Options) (*
 		gate:            opts.CacheGate,
 		onStale:         opts.OnCachesStale,
 		runPastTotalCap: opts.RunPastTotalCap,
+	}
+	// Handle.Nodes outside a cycle keeps its list until a Node event.
+	if _, err := nodeInformer.Informer().AddEventHandler(d.cycle.handler()); err != nil {
+		return nil, err
 	}
 	if d.sources, err = newMetricsProviders(p, opts.Client, opts.MetricsSources); err != nil {
 		return nil, err
