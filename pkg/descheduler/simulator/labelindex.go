@@ -40,9 +40,12 @@ import (
 // Which pods may match what, per plugin and extension point:
 //   - PodTopologySpread PreFilter, PreScore, Score: the node's pods carrying a pair of an equality
 //     requirement of one of the incoming pod's constraints' selectors (matchLabelKeys only add
-//     requirements). Every node is kept (a domain with no matching pod counts as zero). A pod
-//     without constraints of its own gets the system defaults, built from Services and controllers
-//     the index does not read: not narrowed.
+//     requirements): its DoNotSchedule constraints' for PreFilter, its ScheduleAnyway ones' for
+//     PreScore and Score. Every node is kept (a domain with no matching pod counts as zero). A pod
+//     with constraints of its own but none of the kind an extension point reads is skipped there
+//     by the plugin before it reads a node: no views are made. A pod without constraints of its
+//     own gets the system defaults, built from Services and controllers the index does not read:
+//     not narrowed.
 //   - InterPodAffinity PreFilter: the incoming pod's required affinity and anti-affinity terms
 //     against the node's pods (nodes without such a pod contribute nothing and are left out); the
 //     node's pods with required anti-affinity whose terms may match the incoming pod's labels (a
@@ -87,8 +90,9 @@ type labelIndex struct {
 	pairs                           []hashedPod
 
 	// narrowed and passed count plugin calls given narrowed nodes and calls the index could not
-	// narrow, built the node entries built or rebuilt (for tests and benchmarks).
-	narrowed, passed, built int64
+	// narrow, skipped PodTopologySpread calls that read no node (spreadSkips), built the node
+	// entries built or rebuilt (for tests and benchmarks).
+	narrowed, passed, skipped, built int64
 }
 
 func newLabelIndex(lister *snapshotLister) *labelIndex {
@@ -208,13 +212,18 @@ func (x *labelIndex) appendPairs(out []uint64, r *labels.Requirement) []uint64 {
 	return out
 }
 
-// spreadPairs are the pairs for PodTopologySpread's selectors of pod; false: not narrowed.
-func (x *labelIndex) spreadPairs(pod *corev1.Pod) ([]uint64, bool) {
+// spreadPairs are the pairs for the selectors of pod's PodTopologySpread constraints whose
+// whenUnsatisfiable is when ("": every constraint); false: not narrowed. PreFilter counts pods
+// against the DoNotSchedule constraints only, PreScore and Score against the ScheduleAnyway ones.
+func (x *labelIndex) spreadPairs(pod *corev1.Pod, when corev1.UnsatisfiableConstraintAction) ([]uint64, bool) {
 	if len(pod.Spec.TopologySpreadConstraints) == 0 {
 		return nil, false
 	}
 	var out []uint64
 	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if when != "" && c.WhenUnsatisfiable != when {
+			continue
+		}
 		sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
 		if err != nil {
 			return nil, false
@@ -225,6 +234,21 @@ func (x *labelIndex) spreadPairs(pod *corev1.Pod) ([]uint64, bool) {
 		}
 	}
 	return dedupe(out), true
+}
+
+// spreadSkips reports whether PodTopologySpread skips pod at the extension point whose constraints
+// are when's (PreFilter: DoNotSchedule, PreScore: ScheduleAnyway): the pod has constraints of its
+// own (no system defaults) and none of that kind, so the plugin reads no node and no view is made.
+func spreadSkips(pod *corev1.Pod, when corev1.UnsatisfiableConstraintAction) bool {
+	if len(pod.Spec.TopologySpreadConstraints) == 0 {
+		return false
+	}
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if c.WhenUnsatisfiable == when {
+			return false
+		}
+	}
+	return true
 }
 
 // termPairs are the pairs of terms; false when one of them cannot be narrowed.
@@ -355,7 +379,7 @@ func (x *labelIndex) warm(nodes []fwk.NodeInfo) {
 				}
 				seen[w] = struct{}{}
 			}
-			x.spreadPairs(pod)
+			x.spreadPairs(pod, "")
 			x.termPairs(nil, pi.GetRequiredAffinityTerms())
 			x.termPairs(nil, pi.GetRequiredAntiAffinityTerms())
 			for _, terms := range [][]fwk.WeightedAffinityTerm{pi.GetPreferredAffinityTerms(), pi.GetPreferredAntiAffinityTerms()} {
@@ -556,7 +580,11 @@ func (w *sharedPreFilter) preFilter(ctx context.Context, state fwk.CycleState, p
 	}
 	switch w.Name() {
 	case names.PodTopologySpread:
-		if pairs, ok := x.spreadPairs(pod); ok {
+		if spreadSkips(pod, corev1.DoNotSchedule) {
+			x.skipped++
+			return w.pre.PreFilter(ctx, state, pod, nodes)
+		}
+		if pairs, ok := x.spreadPairs(pod, corev1.DoNotSchedule); ok {
 			return w.pre.PreFilter(ctx, state, pod, x.spreadViews(nodes, pairs))
 		}
 	case names.InterPodAffinity:
@@ -598,7 +626,11 @@ func (w *sharedPreFilter) narrowedPreScore(ctx context.Context, state fwk.CycleS
 	switch w.Name() {
 	case names.PodTopologySpread:
 		x.indexSpread(nil)
-		pairs, ok := x.spreadPairs(pod)
+		if spreadSkips(pod, corev1.ScheduleAnyway) {
+			x.skipped++
+			return w.preScore.PreScore(ctx, state, pod, nodes)
+		}
+		pairs, ok := x.spreadPairs(pod, corev1.ScheduleAnyway)
 		if !ok {
 			break
 		}

@@ -66,3 +66,36 @@ func TestWarmBuildsTheIndex(t *testing.T) {
 		t.Fatalf("the first prediction after Warm: keys version %d (was %d), %d entries built in all; want no new key and one entry (n1's) rebuilt", x.keysVersion, version, x.built)
 	}
 }
+
+// PodTopologySpread reads nodes at PreFilter for a pod's DoNotSchedule constraints and at PreScore
+// for its ScheduleAnyway ones: a pod with constraints of one kind only gets views made at that
+// extension point, and none at the other (the plugin skips it there before reading a node).
+func TestSpreadViewsOnlyWhereRead(t *testing.T) {
+	spread := func(when corev1.UnsatisfiableConstraintAction) func(p *corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Labels = map[string]string{"app": string(when)}
+			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelHostname,
+				WhenUnsatisfiable: when, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": string(when)}}}}
+		}
+	}
+	hard, soft := pod("hard", "n1", "100m", spread(corev1.DoNotSchedule)), pod("soft", "n1", "100m", spread(corev1.ScheduleAnyway))
+	e := newTestEnv(t, envOptions{noReuse: true}, node("n1", "4"), node("n2", "4"), node("n3", "4"), hard, soft)
+	x := e.sim.index
+	for _, c := range []struct {
+		pod *corev1.Pod
+		// scored: PreScore made views (and indexed them for Score).
+		scored bool
+	}{{hard, false}, {soft, true}} {
+		skipped := x.skipped
+		e.beginCycle()
+		if pred := e.predict(c.pod); !pred.Feasible {
+			t.Fatalf("%s: not feasible: %s", c.pod.Name, pred.Reason)
+		}
+		if x.skipped-skipped != 1 {
+			t.Errorf("%s: %d extension points skipped; want 1", c.pod.Name, x.skipped-skipped)
+		}
+		if scored := len(x.byNI) > 0; scored != c.scored {
+			t.Errorf("%s: PreScore made views: %v, want %v", c.pod.Name, scored, c.scored)
+		}
+	}
+}
