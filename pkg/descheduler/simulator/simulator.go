@@ -192,6 +192,10 @@ type Simulator struct {
 	synced    bool
 	inCycle   bool
 	nextStart int
+	// feasibleBuf and statusBuf are filter's buffers, reused by the next prediction (mu serializes
+	// predictions; nothing a prediction returns refers to them).
+	feasibleBuf []fwk.NodeInfo
+	statusBuf   []*fwk.Status
 	// The undo log of the cycle: the NodeInfos modified by Admit, as they were before (the snapshot
 	// holds modified clones in their place), and the pods assumed on their predicted nodes.
 	saved    map[string]framework.NodeInfo
@@ -621,8 +625,18 @@ func (s *Simulator) filter(ctx context.Context, fw framework.Framework, state fw
 	if !fw.HasScorePlugins() {
 		numToFind = 1
 	}
-	feasible := make([]fwk.NodeInfo, numToFind)
-	statuses := make([]*fwk.Status, numAll)
+	if cap(s.feasibleBuf) < int(numToFind) {
+		s.feasibleBuf = make([]fwk.NodeInfo, numToFind)
+	}
+	if cap(s.statusBuf) < numAll {
+		s.statusBuf = make([]*fwk.Status, numAll)
+	}
+	feasible, statuses := s.feasibleBuf[:numToFind], s.statusBuf[:numAll]
+	clear(feasible)
+	clear(statuses)
+	// Nothing is kept alive by the buffers past the prediction (the diagnosis keeps the statuses
+	// it needs).
+	defer clear(statuses)
 	var feasibleLen atomic.Int32
 	var firstErr atomic.Pointer[error]
 	ctx, cancel := context.WithCancel(ctx)
