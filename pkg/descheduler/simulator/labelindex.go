@@ -236,6 +236,21 @@ func (x *labelIndex) spreadPairs(pod *corev1.Pod, when corev1.UnsatisfiableConst
 	return dedupe(out), true
 }
 
+// spreadsByHostnameOnly reports whether every constraint of pod whose whenUnsatisfiable is when
+// spreads by kubernetes.io/hostname. PodTopologySpread's PreScore then counts no pod of a node it
+// was not given: a node is its own domain, counted in Score, and PreScore's walk over every node
+// adds only to the counts of the other topology keys' domains (of which there are none). Its walk
+// is given the nodes it scores instead (never none: an empty list would make it skip), with the
+// same result.
+func spreadsByHostnameOnly(pod *corev1.Pod, when corev1.UnsatisfiableConstraintAction) bool {
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if c.WhenUnsatisfiable == when && c.TopologyKey != corev1.LabelHostname {
+			return false
+		}
+	}
+	return true
+}
+
 // spreadSkips reports whether PodTopologySpread skips pod at the extension point whose constraints
 // are when's (PreFilter: DoNotSchedule, PreScore: ScheduleAnyway): the pod has constraints of its
 // own (no system defaults) and none of that kind, so the plugin reads no node and no view is made.
@@ -249,6 +264,21 @@ func spreadSkips(pod *corev1.Pod, when corev1.UnsatisfiableConstraintAction) boo
 		}
 	}
 	return true
+}
+
+// preferredPairs are the pairs of pi's preferred affinity and anti-affinity terms; false when one
+// of them cannot be narrowed.
+func (x *labelIndex) preferredPairs(pi fwk.PodInfo) ([]uint64, bool) {
+	var pairs []uint64
+	for _, terms := range [][]fwk.WeightedAffinityTerm{pi.GetPreferredAffinityTerms(), pi.GetPreferredAntiAffinityTerms()} {
+		for i := range terms {
+			var ok bool
+			if pairs, ok = x.equalityPairs(terms[i].Selector, pairs); !ok {
+				return nil, false
+			}
+		}
+	}
+	return pairs, true
 }
 
 // termPairs are the pairs of terms; false when one of them cannot be narrowed.
@@ -271,15 +301,14 @@ func dedupe(hs []uint64) []uint64 {
 func (x *labelIndex) entry(ni fwk.NodeInfo) *nodeLabels {
 	name := ni.Node().Name
 	e := x.nodes[name]
-	if e != nil && e.gen == ni.GetGeneration() && e.keysVersion == x.keysVersion {
-		e.ni, _ = ni.(*framework.NodeInfo)
-		return e
-	}
 	if e == nil {
-		e = &nodeLabels{}
+		e = &nodeLabels{gen: -1}
 		x.nodes[name] = e
 	}
 	e.ni, _ = ni.(*framework.NodeInfo)
+	if e.gen == ni.GetGeneration() && e.keysVersion == x.keysVersion {
+		return e
+	}
 	e.gen, e.keysVersion = ni.GetGeneration(), x.keysVersion
 	x.built++
 	x.pairs = x.pairs[:0]
@@ -382,13 +411,7 @@ func (x *labelIndex) warm(nodes []fwk.NodeInfo) {
 			x.spreadPairs(pod, "")
 			x.termPairs(nil, pi.GetRequiredAffinityTerms())
 			x.termPairs(nil, pi.GetRequiredAntiAffinityTerms())
-			for _, terms := range [][]fwk.WeightedAffinityTerm{pi.GetPreferredAffinityTerms(), pi.GetPreferredAntiAffinityTerms()} {
-				for i := range terms {
-					if _, ok := x.equalityPairs(terms[i].Selector, nil); !ok {
-						break
-					}
-				}
-			}
+			x.preferredPairs(pi)
 		}
 	}
 	for _, ni := range nodes {
@@ -634,9 +657,12 @@ func (w *sharedPreFilter) narrowedPreScore(ctx context.Context, state fwk.CycleS
 		if !ok {
 			break
 		}
-		all, err := l.List()
-		if err != nil {
-			break
+		all := nodes
+		if len(nodes) == 0 || !spreadsByHostnameOnly(pod, corev1.ScheduleAnyway) {
+			var err error
+			if all, err = l.List(); err != nil {
+				break
+			}
 		}
 		views := x.spreadViews(all, pairs)
 		x.indexSpread(views)
@@ -661,13 +687,7 @@ func (w *sharedPreFilter) narrowedPreScore(ctx context.Context, state fwk.CycleS
 		if err != nil {
 			break
 		}
-		var pairs []uint64
-		ok := true
-		for _, terms := range [][]fwk.WeightedAffinityTerm{pi.GetPreferredAffinityTerms(), pi.GetPreferredAntiAffinityTerms()} {
-			for i := 0; ok && i < len(terms); i++ {
-				pairs, ok = x.equalityPairs(terms[i].Selector, pairs)
-			}
-		}
+		pairs, ok := x.preferredPairs(pi)
 		if !ok {
 			break
 		}

@@ -78,6 +78,10 @@ func randomWorkload(r *rand.Rand, j, workloads int) func(name, node string) *cor
 		spread = append(spread, corev1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: "rack", WhenUnsatisfiable: corev1.ScheduleAnyway,
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": tier}}})
 	}
+	if r.IntN(10) < 3 {
+		// A soft spread by hostname (PreScore is then given the scored nodes only).
+		spread = append(spread, corev1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: own})
+	}
 	if r.IntN(10) == 0 {
 		// A spread the label index cannot narrow (DoesNotExist alone).
 		spread = append(spread, corev1.TopologySpreadConstraint{MaxSkew: 2, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway,
@@ -140,6 +144,10 @@ func TestPreFilterReuseEquivalence(t *testing.T) {
 					n.Labels[corev1.LabelTopologyZone] = fmt.Sprintf("zone-%d", i%3)
 				}
 				n.Labels["rack"] = fmt.Sprintf("rack-%d", r.IntN(5))
+				if i == 5 {
+					// Two nodes with one hostname label value.
+					n.Labels[corev1.LabelHostname] = "n04"
+				}
 				if r.IntN(8) == 0 {
 					n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "x", Effect: corev1.TaintEffectNoSchedule}}
 				}
