@@ -43,7 +43,10 @@ import (
 //     requirements): its DoNotSchedule constraints' for PreFilter, its ScheduleAnyway ones' for
 //     PreScore and Score. Every node is kept (a domain with no matching pod counts as zero). A pod
 //     with constraints of its own but none of the kind an extension point reads is skipped there
-//     by the plugin before it reads a node: no views are made. A pod without constraints of its
+//     by the plugin before it reads a node: no views are made. PreScore walks every node only to
+//     count the domains of topology keys other than hostname (a node is its own hostname domain,
+//     counted in Score): for a pod whose soft constraints all spread by hostname it is given the
+//     scored nodes instead (spreadsByHostnameOnly). A pod without constraints of its
 //     own gets the system defaults, built from Services and controllers the index does not read:
 //     not narrowed.
 //   - InterPodAffinity PreFilter: the incoming pod's required affinity and anti-affinity terms
