@@ -119,3 +119,44 @@ func TestAddedDescriptorIsSimulated(t *testing.T) {
 		t.Fatalf("prediction %+v: want only n2 feasible", pred)
 	}
 }
+
+// warmingPlugin is onlyNodePlugin keeping per-node state (simulator.NodeWarmer): it records the
+// nodes Warm hands it.
+type warmingPlugin struct {
+	onlyNodePlugin
+	warmed []string
+}
+
+func (p *warmingPlugin) WarmNodes(nodes []fwk.NodeInfo) {
+	for _, ni := range nodes {
+		p.warmed = append(p.warmed, ni.Node().Name)
+	}
+}
+
+// TestWarmHandsNodesToNodeWarmers: Warm hands every node of the snapshot to a simulated plugin that
+// keeps per-node state (Accord's LoadAware keeps each node's usage estimate), once.
+func TestWarmHandsNodesToNodeWarmers(t *testing.T) {
+	pl := &warmingPlugin{onlyNodePlugin: onlyNodePlugin{node: "n2"}}
+	extra := schedplugins.Descriptor{
+		Name: "OnlyNode",
+		Factory: func(*crcache.Cache) frameworkruntime.PluginFactory {
+			return func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return pl, nil }
+		},
+	}
+	cfg, err := LoadConfig(profileConfig(t, "OnlyNode"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pod("p", "n1", "100m", func(p *corev1.Pod) { p.Spec.SchedulerName = "accord-scheduler" })
+	e := newTestEnv(t, envOptions{config: cfg, accord: []runtime.Object{}, plugins: append(schedplugins.Descriptors(), extra)},
+		node("n1", "4"), node("n2", "2"), node("n3", "16"), p)
+	if err := e.sim.Warm(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(pl.warmed)
+	if want := []string{"n1", "n2", "n3"}; !slices.Equal(pl.warmed, want) {
+		t.Fatalf("Warm handed %v; want every node once, %v", pl.warmed, want)
+	}
+	e.beginCycle()
+	e.expectNode(p, "n2")
+}

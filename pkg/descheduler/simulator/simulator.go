@@ -64,6 +64,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
@@ -161,6 +162,15 @@ type Prediction struct {
 // Moves reports whether the pod would be placed on a node other than the one it is on.
 func (p Prediction) Moves() bool { return p.Feasible && p.Node != p.CurrentNode }
 
+// NodeWarmer is implemented by a scheduler plugin that keeps, per node, state its Filter or Score
+// builds at the node's first visit and reuses while the node's pods are unchanged (Accord's
+// LoadAware: the usage estimate of the node's pods). Simulator.Warm hands it the snapshot's nodes,
+// so the first predictions after start do not build it one node at a time. Nothing it builds may
+// change a verdict: it is what the plugin's first visits would build.
+type NodeWarmer interface {
+	WarmNodes(nodes []fwk.NodeInfo)
+}
+
 // Simulator predicts placements with kube-scheduler's framework. It is safe for concurrent use;
 // predictions are serialized.
 type Simulator struct {
@@ -173,7 +183,9 @@ type Simulator struct {
 	reuse *reuseCache
 	// index narrows the nodes InterPodAffinity and PodTopologySpread read; nil with
 	// Options.NoLabelIndex.
-	index       *labelIndex
+	index *labelIndex
+	// warmers are the frameworks' plugins that keep per-node state (NodeWarmer).
+	warmers     []NodeWarmer
 	fallback    string
 	percentage  int32
 	syncTimeout time.Duration
@@ -266,6 +278,16 @@ func New(ctx context.Context, opts Options) (*Simulator, error) {
 	wrapped := map[fwk.Handle][]*sharedPreFilter{}
 	if !opts.NoPreFilterReuse || !opts.NoLabelIndex {
 		wrapReusable(reg, klog.FromContext(ctx), func(h fwk.Handle, w *sharedPreFilter) { wrapped[h] = append(wrapped[h], w) })
+	}
+	// Every plugin instance that keeps per-node state is warmed by Warm.
+	for name, factory := range reg {
+		reg[name] = func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+			p, err := factory(ctx, args, h)
+			if nw, ok := p.(NodeWarmer); ok && err == nil {
+				s.warmers = append(s.warmers, nw)
+			}
+			return p, err
+		}
 	}
 	if s.frameworks, err = frameworks.Build(ctx, frameworks.Options{
 		Profiles: profiles, ComponentConfigVersion: cfg.APIVersion, Registry: reg,
@@ -366,21 +388,29 @@ func (s *Simulator) BeginCycle(ctx context.Context) error {
 }
 
 // Warm builds ahead of time what the first prediction would otherwise build (framework.Warmer):
-// it waits for the informers (see BeginCycle), brings the snapshot up to date and, with the label
-// index, indexes the label keys the selectors of the snapshot's pods name and builds every node's
-// entry. Nothing it builds changes a prediction: it is what the first predictions build as they go.
+// it waits for the informers (see BeginCycle), brings the snapshot up to date, hands its nodes to
+// the plugins that keep per-node state (NodeWarmer) and, with the label index, indexes the label
+// keys the selectors of the snapshot's pods name and builds every node's entry. Nothing it builds
+// changes a prediction: it is what the first predictions build as they go.
 func (s *Simulator) Warm(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.refresh(ctx); err != nil {
 		return err
 	}
-	if s.index == nil {
-		return nil
-	}
 	nodes, err := s.snapshot.List()
 	if err != nil {
 		return err
+	}
+	if len(s.warmers) > 0 {
+		start := time.Now()
+		for _, w := range s.warmers {
+			w.WarmNodes(nodes)
+		}
+		klog.FromContext(ctx).V(2).Info("Scheduler plugins' per-node state built", "plugins", len(s.warmers), "nodes", len(nodes), "duration", time.Since(start))
+	}
+	if s.index == nil {
+		return nil
 	}
 	s.index.warm(nodes)
 	klog.FromContext(ctx).V(2).Info("Label index built", "nodes", len(nodes), "keys", len(s.index.keys))

@@ -209,6 +209,19 @@ func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelister
 	return p
 }
 
+// WarmNodes computes and keeps the usage estimate of every node with a fresh NodeMetric, for the
+// nodes' current generations, as Filter's first visit of each would (the descheduler's simulation
+// calls it before its first prediction: simulator.NodeWarmer).
+func (p *Plugin) WarmNodes(nodes []fwk.NodeInfo) {
+	now := p.clock.Now()
+	var buf [inlineDeltas]float64
+	for _, ni := range nodes {
+		if node := ni.Node(); node != nil {
+			p.nodeLoad(ni, node, now, buf[:0])
+		}
+	}
+}
+
 // metric returns the NodeMetric of the node named name (nil: none).
 func (p *Plugin) metric(name string) *slov1alpha1.NodeMetric {
 	if d := p.nodes.Get(name); d != nil {

@@ -1,6 +1,7 @@
 package loadaware
 
 import (
+	"slices"
 	"context"
 	"fmt"
 	"os"
@@ -422,5 +423,49 @@ func TestHugeLimitNeitherEmptiesNorFillsItsNode(t *testing.T) {
 	}
 	if score > scoreBefore || score < scoreBefore-2 {
 		t.Errorf("score %d with the 100Pi-limit pod, %d without: the node looks emptier, or much fuller than its 85m and 70Mi", score, scoreBefore)
+	}
+}
+
+// TestWarmNodesKeepsTheEstimate: WarmNodes computes and keeps each node's estimate for its current
+// generation, the one Filter's first visit would compute; a change of the node's pods (a new
+// generation) is estimated again.
+func TestWarmNodesKeepsTheEstimate(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(now)
+	index := metricIndex(nm("n1", "1", now.Add(-time.Second), "1", "1Gi"))
+	n := node("n1")
+	index.NodeHandler().OnAdd(n, true)
+	args := args80()
+	args.EstimatedScalingFactors = map[corev1.ResourceName]int64{"cpu": 85}
+	p := New(args, index, nodeLister(t), clk)
+	ni := framework.NewNodeInfo()
+	ni.SetNode(n)
+	ni.AddPod(st.MakePod().Name("new").UID("new").Namespace("ns").Node("n1").Req(map[corev1.ResourceName]string{"cpu": "1"}).Obj())
+	_, e := p.entryFor(n)
+	if e == nil {
+		t.Fatal("no entry for n1")
+	}
+	if _, ok := e.est.load(ni.GetGeneration(), now, nil); ok {
+		t.Fatal("an estimate before WarmNodes")
+	}
+	p.WarmNodes([]fwk.NodeInfo{ni})
+	warmed, ok := e.est.load(ni.GetGeneration(), now, nil)
+	if !ok {
+		t.Fatal("WarmNodes kept no estimate for the node's generation")
+	}
+	// What Filter's first visit computes: the same deltas.
+	want := func() []float64 {
+		d, _ := p.entryFor(n)
+		pods := ni.GetPods()
+		nl := constraints.NewNodeLoad(d.Load, n.Status.Allocatable, p.thresholds, p.weights)
+		adj := p.est.Adjust(d.Load, n.Status.Allocatable, len(pods), func(i int) *corev1.Pod { return pods[i].GetPod() }, now)
+		return nl.Deltas(&adj, nil)
+	}()
+	if !slices.Equal(warmed, want) {
+		t.Fatalf("warmed deltas %v, Filter's %v", warmed, want)
+	}
+	ni.AddPod(st.MakePod().Name("newer").UID("newer").Namespace("ns").Node("n1").Req(map[corev1.ResourceName]string{"cpu": "1"}).Obj())
+	if _, ok := e.est.load(ni.GetGeneration(), now, nil); ok {
+		t.Fatal("the warmed estimate answered for a new generation")
 	}
 }
