@@ -1,10 +1,10 @@
 package loadaware
 
 import (
-	"slices"
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
