@@ -98,21 +98,7 @@ func (p *onlyNodePlugin) Filter(_ context.Context, _ fwk.CycleState, _ *corev1.P
 // TestAddedDescriptorIsSimulated: a plugin added to the descriptor list is simulated with nothing
 // else changed in the descheduler; its Filter decides the prediction.
 func TestAddedDescriptorIsSimulated(t *testing.T) {
-	extra := schedplugins.Descriptor{
-		Name: "OnlyNode",
-		Factory: func(*crcache.Cache) frameworkruntime.PluginFactory {
-			return func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
-				return &onlyNodePlugin{node: "n2"}, nil
-			}
-		},
-	}
-	cfg, err := LoadConfig(profileConfig(t, "OnlyNode"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := pod("p", "n1", "100m", func(p *corev1.Pod) { p.Spec.SchedulerName = "accord-scheduler" })
-	e := newTestEnv(t, envOptions{config: cfg, accord: []runtime.Object{}, plugins: append(schedplugins.Descriptors(), extra)},
-		node("n1", "4"), node("n2", "2"), node("n3", "16"), p)
+	e, p := onlyNodeEnv(t, &onlyNodePlugin{node: "n2"})
 	e.beginCycle()
 	pred := e.expectNode(p, "n2")
 	if pred.FeasibleNodes != 1 {
@@ -137,6 +123,22 @@ func (p *warmingPlugin) WarmNodes(nodes []fwk.NodeInfo) {
 // keeps per-node state (Accord's LoadAware keeps each node's usage estimate), once.
 func TestWarmHandsNodesToNodeWarmers(t *testing.T) {
 	pl := &warmingPlugin{onlyNodePlugin: onlyNodePlugin{node: "n2"}}
+	e, p := onlyNodeEnv(t, pl)
+	if err := e.sim.Warm(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(pl.warmed)
+	if want := []string{"n1", "n2", "n3"}; !slices.Equal(pl.warmed, want) {
+		t.Fatalf("Warm handed %v; want every node once, %v", pl.warmed, want)
+	}
+	e.beginCycle()
+	e.expectNode(p, "n2")
+}
+
+// onlyNodeEnv is a simulator whose accord-scheduler profile runs pl as the plugin "OnlyNode" (added
+// to the descriptor list), over nodes n1 (4 CPU), n2 (2) and n3 (16), with the returned pod on n1.
+func onlyNodeEnv(t *testing.T, pl fwk.Plugin) (*testEnv, *corev1.Pod) {
+	t.Helper()
 	extra := schedplugins.Descriptor{
 		Name: "OnlyNode",
 		Factory: func(*crcache.Cache) frameworkruntime.PluginFactory {
@@ -150,13 +152,5 @@ func TestWarmHandsNodesToNodeWarmers(t *testing.T) {
 	p := pod("p", "n1", "100m", func(p *corev1.Pod) { p.Spec.SchedulerName = "accord-scheduler" })
 	e := newTestEnv(t, envOptions{config: cfg, accord: []runtime.Object{}, plugins: append(schedplugins.Descriptors(), extra)},
 		node("n1", "4"), node("n2", "2"), node("n3", "16"), p)
-	if err := e.sim.Warm(e.ctx); err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(pl.warmed)
-	if want := []string{"n1", "n2", "n3"}; !slices.Equal(pl.warmed, want) {
-		t.Fatalf("Warm handed %v; want every node once, %v", pl.warmed, want)
-	}
-	e.beginCycle()
-	e.expectNode(p, "n2")
+	return e, p
 }

@@ -391,13 +391,7 @@ func TestFilterAndScoreCountEstimatedUsage(t *testing.T) {
 // estimate overflowed and the node looked empty).
 func TestHugeLimitNeitherEmptiesNorFillsItsNode(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	clk := clocktesting.NewFakePassiveClock(now)
-	index := metricIndex(nm("n1", "1", now.Add(-time.Second), "2", "8Gi"))
-	n := node("n1")
-	index.NodeHandler().OnAdd(n, true)
-	withEst := args80()
-	withEst.EstimatedScalingFactors = map[corev1.ResourceName]int64{"cpu": 85, "memory": 70}
-	p := New(withEst, index, nodeLister(t), clk)
+	p, n := estimating(t, now, "2", "8Gi", map[corev1.ResourceName]int64{"cpu": 85, "memory": 70})
 	pod := st.MakePod().Name("p").Namespace("ns").Req(map[corev1.ResourceName]string{"cpu": "100m"}).Obj()
 	ctx := context.Background()
 	ni := framework.NewNodeInfo()
@@ -431,13 +425,7 @@ func TestHugeLimitNeitherEmptiesNorFillsItsNode(t *testing.T) {
 // generation) is estimated again.
 func TestWarmNodesKeepsTheEstimate(t *testing.T) {
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	clk := clocktesting.NewFakePassiveClock(now)
-	index := metricIndex(nm("n1", "1", now.Add(-time.Second), "1", "1Gi"))
-	n := node("n1")
-	index.NodeHandler().OnAdd(n, true)
-	args := args80()
-	args.EstimatedScalingFactors = map[corev1.ResourceName]int64{"cpu": 85}
-	p := New(args, index, nodeLister(t), clk)
+	p, n := estimating(t, now, "1", "1Gi", map[corev1.ResourceName]int64{"cpu": 85})
 	ni := framework.NewNodeInfo()
 	ni.SetNode(n)
 	ni.AddPod(st.MakePod().Name("new").UID("new").Namespace("ns").Node("n1").Req(map[corev1.ResourceName]string{"cpu": "1"}).Obj())
@@ -468,4 +456,16 @@ func TestWarmNodesKeepsTheEstimate(t *testing.T) {
 	if _, ok := e.est.load(ni.GetGeneration(), now, nil); ok {
 		t.Fatal("the warmed estimate answered for a new generation")
 	}
+}
+
+// estimating is a plugin with args80's thresholds and the estimate's factors, at now, over node n1
+// whose NodeMetric (a second old) reports cpu and mem in use.
+func estimating(t *testing.T, now time.Time, cpu, mem string, factors map[corev1.ResourceName]int64) (*Plugin, *corev1.Node) {
+	t.Helper()
+	index := metricIndex(nm("n1", "1", now.Add(-time.Second), cpu, mem))
+	n := node("n1")
+	index.NodeHandler().OnAdd(n, true)
+	args := args80()
+	args.EstimatedScalingFactors = factors
+	return New(args, index, nodeLister(t), clocktesting.NewFakePassiveClock(now)), n
 }
