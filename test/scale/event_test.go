@@ -305,16 +305,16 @@ func eventPopulation(t *testing.T, pop population, sz size, big bool, trials int
 		m          samples
 		ok, failed float64
 	)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		var err error
-		if m, err = scrape.get(ctx); err != nil {
-			t.Fatalf("accord-descheduler /metrics: %v", err)
+	if err := harness.WaitFor(ctx, 10*time.Second, func(ctx context.Context) (bool, error) {
+		got, err := scrape.get(ctx)
+		if err != nil {
+			return false, err
 		}
+		m = got
 		ok, failed = m.sum("accord_descheduler_pods_evicted_total", `result="success"`), m.sum("accord_descheduler_pods_evicted_total", `result="error"`)
-		if (ok == float64(w.count()) && failed == 0) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+		return ok == float64(w.count()) && failed == 0, nil
+	}); err != nil && m == nil {
+		t.Fatalf("accord-descheduler /metrics: %v", err)
 	}
 	if ok != float64(w.count()) || failed != 0 {
 		t.Errorf("accord-descheduler counted %v successful and %v failed evictions after 10 s; want %d (the pods seen evicted) and 0", ok, failed, w.count())
