@@ -73,6 +73,11 @@ type budgetEviction struct {
 	// inProgress: an eviction in progress outside the Eviction API (soft, in background), which
 	// ends without the pod going when the tracker of evictions in progress drops it.
 	inProgress bool
+	// accepted: the evict plugin returned nil (the apiserver accepted the Eviction: the pod is
+	// terminating there), so the pod is gone for its workload whether or not the informer has
+	// delivered its deletion yet. Without it, whether the next pod of the workload may go right
+	// after this eviction depends on that delivery's timing.
+	accepted bool
 }
 
 // Budget enforces the per-workload budgets across profiles, cycles and the event-triggered
@@ -97,6 +102,9 @@ type Budget struct {
 	reported map[types.UID]bool
 	// replacements holds, per workload UID, the pods that already replaced an eviction.
 	replacements map[types.UID]map[types.UID]bool
+	// gone holds, per workload UID, the pods whose accepted eviction is replaced while the cache
+	// still lists them running: neither Ready nor a replacement, until the cache shows them go.
+	gone map[types.UID]map[types.UID]bool
 }
 
 // NewBudget returns a Budget over src; now is the clock (time.Now when nil).
@@ -105,7 +113,7 @@ func NewBudget(cfg BudgetConfig, src WorkloadSource, now func() time.Time) *Budg
 		now = time.Now
 	}
 	return &Budget{cfg: cfg, src: src, now: now, evicted: map[types.UID][]budgetEviction{}, dry: map[types.UID]int{}, reported: map[types.UID]bool{},
-		replacements: map[types.UID]map[types.UID]bool{}}
+		replacements: map[types.UID]map[types.UID]bool{}, gone: map[types.UID]map[types.UID]bool{}}
 }
 
 // Config returns the budget's configuration.
@@ -202,6 +210,20 @@ func (b *Budget) markInProgress(s BudgetSlot) {
 	}
 }
 
+// markAccepted records that the eviction of slot s was accepted (the evict plugin returned nil).
+func (b *Budget) markAccepted(s BudgetSlot) {
+	if s.workload == "" || s.dryRun {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range b.evicted[s.workload] {
+		if b.evicted[s.workload][i].pod == s.pod {
+			b.evicted[s.workload][i].accepted = true
+		}
+	}
+}
+
 // releasePod forgets the evictions of a pod that stays: its eviction in progress (soft, in
 // background) ended without the pod going (the annotation was removed), so it no longer migrates.
 // Without this the slot would be held for as long as the pod exists, as prune keeps the evictions
@@ -229,7 +251,7 @@ func (b *Budget) releasePod(uid types.UID) {
 }
 
 // Counts reports whether the eviction of pod is counted already (this process evicted it, and it is
-// not replaced yet): a copy of the pod read before its deletion showed is not to be held, nor
+// not replaced yet, or replaced while the cache still lists the pod running): a copy of the pod read before its deletion showed is not to be held, nor
 // evicted again.
 func (b *Budget) Counts(pod *corev1.Pod) bool {
 	b.mu.Lock()
@@ -239,6 +261,11 @@ func (b *Budget) Counts(pod *corev1.Pod) bool {
 			if e.pod == pod.UID {
 				return true
 			}
+		}
+	}
+	for _, g := range b.gone {
+		if g[pod.UID] {
+			return true
 		}
 	}
 	return false
@@ -277,7 +304,7 @@ func (b *Budget) check(pod *corev1.Pod) (Workload, bool, *framework.WorkloadBudg
 			inProgress++
 			counted[p.UID] = true
 		}
-		if p.DeletionTimestamp != nil || !podReady(p) {
+		if p.DeletionTimestamp != nil || !podReady(p) || b.gone[w.UID][p.UID] {
 			continue
 		}
 		if counted[p.UID] {
@@ -317,10 +344,27 @@ func (b *Budget) report(w Workload, err *framework.WorkloadBudgetError) *framewo
 }
 
 // prune forgets the workload's evictions that are replaced: the pod is gone (or terminating, or
-// finished) and a pod of the workload created since the eviction is Ready (each such pod replaces
-// one eviction), or the workload has as many Ready pods as replicas; and the evictions in progress
-// that ended with the pod still there. b.mu held.
+// finished, or its eviction accepted) and a pod of the workload created since the eviction is
+// Ready (each such pod replaces one eviction), or the workload has as many Ready pods as replicas;
+// and the evictions in progress that ended with the pod still there. b.mu held.
 func (b *Budget) prune(w Workload, pods []*corev1.Pod) {
+	gone := b.gone[w.UID]
+	if len(gone) > 0 {
+		listed := make(map[types.UID]bool, len(gone))
+		for _, p := range pods {
+			if gone[p.UID] && p.DeletionTimestamp == nil && !finished(p) {
+				listed[p.UID] = true
+			}
+		}
+		for uid := range gone {
+			if !listed[uid] {
+				delete(gone, uid)
+			}
+		}
+		if len(gone) == 0 {
+			delete(b.gone, w.UID)
+		}
+	}
 	list := b.evicted[w.UID]
 	if len(list) == 0 {
 		delete(b.replacements, w.UID)
@@ -341,7 +385,7 @@ func (b *Budget) prune(w Workload, pods []*corev1.Pod) {
 		// A finished pod (Succeeded, Failed) is gone for its workload, though its object stays.
 		if p.DeletionTimestamp == nil && !finished(p) {
 			present[p.UID] = true
-			if podReady(p) && !evicted[p.UID] {
+			if podReady(p) && !evicted[p.UID] && !gone[p.UID] {
 				readyPods = append(readyPods, p)
 			}
 		}
@@ -361,7 +405,7 @@ func (b *Budget) prune(w Workload, pods []*corev1.Pod) {
 	})
 	kept := list[:0]
 	for _, e := range list {
-		if present[e.pod] {
+		if present[e.pod] && !e.accepted {
 			if e.inProgress {
 				if _, ok := b.inProgress.Has(e.pod); !ok {
 					// Its eviction ended and the pod stayed: it no longer migrates.
@@ -381,6 +425,12 @@ func (b *Budget) prune(w Workload, pods []*corev1.Pod) {
 		}
 		if !replaced {
 			kept = append(kept, e)
+		} else if present[e.pod] {
+			// Accepted, replaced, and still listed running by the cache.
+			if b.gone[w.UID] == nil {
+				b.gone[w.UID] = map[types.UID]bool{}
+			}
+			b.gone[w.UID][e.pod] = true
 		}
 	}
 	if len(kept) == 0 {

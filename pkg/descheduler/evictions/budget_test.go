@@ -341,3 +341,51 @@ func TestBudgetMatchesReplacementsInCreationOrder(t *testing.T) {
 		t.Fatalf("%d evictions still migrating, want 0: each has a Ready replacement created since it", n)
 	}
 }
+
+// TestBudgetAcceptedEvictionBeforeTheCacheSeesIt: once the Eviction is accepted, the pod is gone for
+// its workload whether or not the informer has delivered its deletion: a Ready replacement frees
+// the slot at once (the next pod of the workload may go the same instant in every run, not only
+// in those where the informer was quicker than the next decision), the pod counts neither as
+// Ready nor as a replacement, and it is not evicted again, until the cache shows it go.
+func TestBudgetAcceptedEvictionBeforeTheCacheSeesIt(t *testing.T) {
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	src := &fakeWorkloads{w: Workload{Kind: "ReplicaSet", Namespace: "ns", Name: "w0", UID: "rs", Replicas: 5}}
+	for i := range 5 {
+		src.pods = append(src.pods, budgetPod(i, i != 3, now.Add(-time.Hour)))
+	}
+	one, two := intstr.FromInt32(1), intstr.FromInt32(2)
+	b := NewBudget(BudgetConfig{MaxMigrating: &one, MaxUnavailable: &two}, src, func() time.Time { return now })
+	slot, err := b.Reserve(src.pods[0], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The replacement is Ready; the cache still lists pod 0 running (its deletion not delivered).
+	src.pods = append(src.pods, budgetPod(5, true, now))
+	if err := b.Check(src.pods[1]); !framework.IsWorkloadBudget(err) {
+		t.Fatalf("before the eviction was accepted: %v, want maxMigratingPerWorkload", err)
+	}
+	b.markAccepted(slot)
+	// Ready: pods 1, 2, 4, 5 (pod 0 is going, pod 3 is not Ready): evicting pod 1 makes 2 unavailable.
+	if err := b.Check(src.pods[1]); err != nil {
+		t.Fatalf("after the eviction was accepted and a replacement is Ready: %v", err)
+	}
+	if got := b.Migrating("rs"); got != 0 {
+		t.Fatalf("migrating %d, want 0", got)
+	}
+	if !b.Counts(src.pods[0]) {
+		t.Fatal("the cache's running copy of the evicted pod may be evicted again")
+	}
+	src.pods[2] = budgetPod(2, false, now.Add(-time.Hour))
+	var we *framework.WorkloadBudgetError
+	if err := b.Check(src.pods[1]); !errors.As(err, &we) || we.Rule != RuleMaxUnavailable || we.Count != 2 {
+		t.Fatalf("with pods 2 and 3 NotReady and pod 0 going: %v, want maxUnavailablePerWorkload at 2 (pod 0 counted Ready?)", err)
+	}
+	// The cache shows pod 0 go: forgotten.
+	src.pods = src.pods[1:]
+	if err := b.Check(src.pods[0]); !errors.As(err, &we) || we.Rule != RuleMaxUnavailable {
+		t.Fatalf("after the deletion was seen: %v", err)
+	}
+	if b.Counts(budgetPod(0, true, now)) || len(b.gone) != 0 {
+		t.Fatalf("pod 0 still remembered after the cache saw it go: %v", b.gone)
+	}
+}

@@ -315,6 +315,9 @@ func (e *ProfileEvictor) Evict(ctx context.Context, pod *corev1.Pod, opts framew
 		return err
 	}
 	e.endBackground(pod, assumed, "evicted")
+	if budget != nil {
+		budget.markAccepted(bslot)
+	}
 	e.count(metrics.ResultSuccess, opts, pod)
 	logger.Info("Evicted pod", "pod", klog.KObj(pod), "node", node, "profile", e.Profile, "plugin", opts.PluginName,
 		"reason", opts.Reason, "prediction", extra, "duration", time.Since(start))

@@ -208,7 +208,7 @@ func evictedAlready(b *Budget, pod *corev1.Pod) error {
 	if pod.UID == "" || !b.Counts(pod) {
 		return nil
 	}
-	return fmt.Errorf("pod %s/%s: %w: evicted already, its replacement not yet ready", pod.Namespace, pod.Name, framework.ErrPodGone)
+	return fmt.Errorf("pod %s/%s: %w: evicted already (its deletion or its replacement not yet seen)", pod.Namespace, pod.Name, framework.ErrPodGone)
 }
 
 // checkGates walks the gates as CheckLimits does: the first refusal, or nil; nothing is reserved.
