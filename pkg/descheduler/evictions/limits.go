@@ -80,6 +80,11 @@ type Limiter struct {
 	// counts in the next, so the evictions sent within a window stay within its caps.
 	open   map[uint64]*Slot
 	lastID uint64
+	// handedOver are the pods whose eviction went on in progress (soft, in background) in this
+	// window, with their slots: the slot stays counted in this window (Reset drops it) and the
+	// tracker's counts leave the pod out meanwhile, so that it counts once, and in the window it
+	// started in even when its pod is gone before the window ends.
+	handedOver map[types.UID]Slot
 }
 
 // Slot is an eviction slot Reserve took: on a node, in a namespace, in one window of the limits (the
@@ -151,6 +156,7 @@ func (l *Limiter) Reset() {
 	l.perNode = map[string]int{}
 	l.perNS = map[string]int{}
 	l.capReported = map[framework.LimitScope]bool{}
+	l.handedOver = nil
 	l.window++
 	// The evictions still under way count in the new window: the apiserver sees them in it.
 	for _, s := range l.open {
@@ -192,6 +198,25 @@ func (l *Limiter) End(s Slot) {
 	delete(l.open, s.id)
 }
 
+// HandOver says that the eviction of slot s went on in progress outside the Eviction API (soft, in
+// background) for the pod with uid, which the tracker of evictions in progress now holds: the slot
+// stays counted in its window, and until the next Reset the tracker's count of the pod is left
+// out. An eviction in progress counts in the window it started in and, through the tracker, in
+// every later one while its pod is there. A released or ended slot, or the zero Slot, is ignored.
+func (l *Limiter) HandOver(s Slot, uid types.UID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	open, ok := l.open[s.id]
+	if !ok {
+		return
+	}
+	delete(l.open, s.id)
+	if l.handedOver == nil {
+		l.handedOver = map[types.UID]Slot{}
+	}
+	l.handedOver[uid] = *open
+}
+
 // Check returns the *framework.EvictionLimitError Reserve would return now for a pod on node in
 // namespace, or nil when a slot is free; it takes none. Plugins ask it before the (costly)
 // preEvictionFilters: a pod no limit lets go is not simulated.
@@ -210,6 +235,19 @@ func (l *Limiter) reached(node, namespace string) *framework.EvictionLimitError 
 	var err *framework.EvictionLimitError
 	// Evictions in progress (soft, in background) count in every window until their pods are gone.
 	ipTotal, ipNode, ipNS := l.inProgress.Counts(node, namespace)
+	// Those handed over in this window are counted by their slots.
+	for uid, s := range l.handedOver {
+		if _, ok := l.inProgress.Has(uid); !ok {
+			continue
+		}
+		ipTotal--
+		if s.node == node {
+			ipNode--
+		}
+		if s.namespace == namespace {
+			ipNS--
+		}
+	}
 	switch {
 	case l.limits.Total != nil && l.total+ipTotal >= *l.limits.Total:
 		err = &framework.EvictionLimitError{Scope: framework.LimitScopeTotal, Limit: *l.limits.Total, Default: l.limits.Defaulted}

@@ -30,8 +30,8 @@ func (e *ProfileEvictor) inProgress(ctx context.Context, pod *corev1.Pod, opts f
 
 // evictDeferred soft-evicts the pod when the profile is in evictionMode Soft (done is then true):
 // it annotates the pod, records a SoftEvicted Event and tracks the pod as in progress, which counts
-// it against the caps (in place of the cycle's slot, released) and its workload budget until it is
-// gone.
+// it against the caps (its slot in this window, the tracker in later ones: Limiter.HandOver) and
+// its workload budget until it is gone.
 func (e *ProfileEvictor) evictDeferred(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions, slot Slot, bslot BudgetSlot, predictions []decision.Prediction, start time.Time) (done bool, err error) {
 	if e.Soft == nil {
 		return false, nil
@@ -63,7 +63,7 @@ func (e *ProfileEvictor) evictDeferred(ctx context.Context, pod *corev1.Pod, opt
 		if b := e.Limiter.Budget(); b != nil {
 			b.markInProgress(bslot)
 		}
-		e.Limiter.Release(slot)
+		e.Limiter.HandOver(slot, pod.UID)
 	}
 	e.count(metrics.ResultSoft, opts, pod)
 	logger.Info("Soft-evicted pod", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName,
@@ -100,7 +100,8 @@ func (e *ProfileEvictor) endBackground(pod *corev1.Pod, assumed bool, why string
 
 // inBackground handles, with EvictionsInBackground, an eviction of a pod annotated
 // request-evict-only answered "in progress": the pod is tracked as in progress (counted against the
-// caps in place of the cycle's slot, released, and against its workload budget, kept) and true is
+// caps by its slot in this window and by the tracker in later ones, and against its workload
+// budget, kept) and true is
 // returned. A finished pod is not tracked (true: nothing to do). Otherwise false.
 func (e *ProfileEvictor) inBackground(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions, err error, slot Slot, bslot BudgetSlot, predictions []decision.Prediction, start time.Time) bool {
 	t := e.Limiter.InProgress()
@@ -117,12 +118,12 @@ func (e *ProfileEvictor) inBackground(ctx context.Context, pod *corev1.Pod, opts
 		logger.V(3).Info("Eviction in background of a finished pod; not tracked", "pod", klog.KObj(pod))
 		return true
 	}
-	// Tracked before the slot is released: a concurrent eviction always sees one of them.
+	// Tracked before the slot is handed over: a concurrent eviction always sees one of them.
 	t.Assume(pod, InProgressBackground)
 	if b := e.Limiter.Budget(); b != nil {
 		b.markInProgress(bslot)
 	}
-	e.Limiter.Release(slot)
+	e.Limiter.HandOver(slot, pod.UID)
 	e.count(metrics.ResultBackground, opts, pod)
 	logger.Info("Eviction in background", "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "profile", e.Profile, "plugin", opts.PluginName,
 		"reason", opts.Reason, "answer", err.Error())

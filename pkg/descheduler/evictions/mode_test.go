@@ -372,3 +372,47 @@ func TestSoftEvictionKeptWherePluginCutShort(t *testing.T) {
 		t.Fatalf("after a complete cycle with no violator: annotated %v", got)
 	}
 }
+
+// TestInProgressEvictionCountsInItsWindow: an eviction that goes on in progress (in background, or
+// soft) counts once in the window it started in, even when its pod is gone before the window
+// ends (a VM migrated in two minutes, inside a five-minute cycle); in later windows it counts only
+// while its pod is there. Before Limiter.HandOver its slot was released to the tracker, and a pod
+// gone mid-window gave the window one eviction more than maxNoOfPodsToEvictPerNode.
+func TestInProgressEvictionCountsInItsWindow(t *testing.T) {
+	ctx := context.Background()
+	answer := apierrors.NewTooManyRequests(`admission webhook "virt" denied the request: Eviction triggered evacuation of VMI "ns/vm"`, 0)
+	two := 2
+	tracker := NewInProgress(true, nil)
+	lim := NewLimiter(Limits{PerNode: &two})
+	lim.SetInProgress(tracker)
+	e := &ProfileEvictor{Profile: "p", EvictPlugin: &stubEvict{err: answer}, Limiter: lim, Metrics: metrics.New()}
+	var vms []*corev1.Pod
+	for i := range 2 {
+		vm := modePod(i, "n1")
+		vm.Annotations = map[string]string{RequestEvictOnlyAnnotation: ""}
+		if err := e.Evict(ctx, vm, framework.EvictOptions{PluginName: "Pl"}); err != nil {
+			t.Fatalf("background eviction %d: %v", i, err)
+		}
+		vms = append(vms, vm)
+	}
+	// In flight or in progress, each counts once: the node's two slots are taken, not four.
+	if _, err := lim.Reserve("n1", "ns"); !framework.IsNodeLimit(err) {
+		t.Fatalf("third eviction on the node with two in background: %v", err)
+	}
+	if _, err := lim.Reserve("n2", "ns"); err != nil {
+		t.Fatalf("another node: %v", err)
+	}
+	// The first VM migrated and its pod is gone, in the same window: still two evictions in it.
+	tracker.forget(vms[0].UID, "", "pod deleted", vms[0])
+	if _, err := lim.Reserve("n1", "ns"); !framework.IsNodeLimit(err) {
+		t.Fatalf("third eviction in the window after a background eviction's pod went: %v", err)
+	}
+	// The next window counts the one still in progress only.
+	lim.Reset()
+	if _, err := lim.Reserve("n1", "ns"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lim.Reserve("n1", "ns"); !framework.IsNodeLimit(err) {
+		t.Fatalf("next window, one in progress and one new: %v", err)
+	}
+}
