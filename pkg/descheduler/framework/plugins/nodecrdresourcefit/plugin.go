@@ -158,8 +158,9 @@ func (p *Plugin) checkNode(ctx context.Context, node *corev1.Node) (framework.Ev
 // with missingCRPolicy Reject, its deletion) queues its node on a controller.Queue, and its worker
 // re-checks the pods of the queued nodes only, and only on the nodes the profile's nodeSelector
 // (Handle.NodeSelector) matches, as in a periodic cycle. A node whose violators could not all be
-// evicted (a limit, a PDB) is retried with the queue's back-off, and at once when one of the
-// profile's eviction windows opens. Run returns when ctx is done and the
+// evicted (a limit, a PDB, nowhere to go) is retried with the queue's back-off, and at once when
+// one of the profile's eviction windows opens or a ClusterScopedResource starts offering a
+// resource (retryHeld). Run returns when ctx is done and the
 // worker has finished.
 func (p *Plugin) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
@@ -170,6 +171,7 @@ func (p *Plugin) Run(ctx context.Context) {
 			// already checked; with isInInitialList the periodic cycle covers the existing state.
 			if csr, ok := obj.(*schedv1alpha1.ClusterScopedResource); ok && !isInInitialList {
 				queue.Add(csr.Name)
+				retryHeld(queue, csr.Name, nil, csr)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -177,6 +179,7 @@ func (p *Plugin) Run(ctx context.Context) {
 			n, ok2 := newObj.(*schedv1alpha1.ClusterScopedResource)
 			if ok1 && ok2 && !maps.Equal(o.Spec.ResourcesFilter, n.Spec.ResourcesFilter) {
 				queue.Add(n.Name)
+				retryHeld(queue, n.Name, o, n)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -203,6 +206,20 @@ func (p *Plugin) Run(ctx context.Context) {
 	// A node held by a closed eviction window is retried as soon as the window opens.
 	defer queue.RetryWhenWindowsOpen(p.h.Evictor())()
 	queue.Run(ctx, 1)
+}
+
+// retryHeld retries at once the nodes held for their back-off (violators that a limit, a PDB or
+// the scheduler's simulation kept: no node to go to) when node's CR starts offering a resource it
+// did not (old nil: a new CR): their violators may fit there now, and would otherwise wait up to
+// the back-off's cap (1000 s).
+func retryHeld(queue *controller.Queue, node string, old, cur *schedv1alpha1.ClusterScopedResource) {
+	for name, on := range cur.Spec.ResourcesFilter {
+		if on && (old == nil || !old.Spec.ResourcesFilter[name]) {
+			klog.V(3).InfoS("ClusterScopedResource offers a resource it did not; retrying the held nodes now", "node", node, "resource", name)
+			queue.RetryNow()
+			return
+		}
+	}
 }
 
 // reconcile re-checks the node named name (a ClusterScopedResource is named after its node); an

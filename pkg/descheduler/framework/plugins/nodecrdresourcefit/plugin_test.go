@@ -324,3 +324,60 @@ func TestControllerEvictsWhenWindowOpens(t *testing.T) {
 		}
 	})
 }
+
+// roomFor stands for SchedulerSimulation: a pod may go only if a node other than its own has a CR
+// that offers every resource it requests.
+type roomFor struct {
+	env *plugintest.Env
+}
+
+func (roomFor) Name() string                { return "RoomFor" }
+func (roomFor) Filter(pod *corev1.Pod) bool { return true }
+func (r roomFor) PreEvictionFilter(pod *corev1.Pod) bool {
+	crs, err := r.env.CRs.Scheduling().V1alpha1().ClusterScopedResources().Lister().List(labels.Everything())
+	if err != nil {
+		return false
+	}
+	for _, csr := range crs {
+		if csr.Name == pod.Spec.NodeName {
+			continue
+		}
+		if _, bad := Violation(csr, config.MissingCRPolicyReject, pod, nil); !bad {
+			return true
+		}
+	}
+	return false
+}
+
+// TestControllerRetriesHeldNodesWhenACROffersMore: a node whose violator has nowhere to go is held
+// on the queue's back-off (which reaches minutes); when another node's CR starts offering what the
+// violator requests, the held node is retried at once, not at the end of its back-off.
+func TestControllerRetriesHeldNodesWhenACROffersMore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		objs, _ := cluster()
+		crs := []runtime.Object{plugintest.CSR("n1", corev1.ResourceCPU, exMem), plugintest.CSR("n2", corev1.ResourceCPU, exMem),
+			plugintest.CSR("n3", corev1.ResourceCPU)}
+		env := plugintest.New(t, plugintest.Options{CRs: crs}, objs...)
+		env.Evictor.PreEvictionFilters = append(env.Evictor.PreEvictionFilters, roomFor{env: env})
+		pl := build(t, env, &NodeCRDResourceFitArgs{})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer func() { cancel(); synctest.Wait() }()
+		go pl.Run(ctx)
+		synctest.Wait()
+		// n1 and n2 stop offering example.com/memory: their pods requesting it (ok-1, bad-2) have
+		// nowhere to go, and the nodes are held.
+		update(t, env, plugintest.CSR("n1", corev1.ResourceCPU))
+		update(t, env, plugintest.CSR("n2", corev1.ResourceCPU))
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if got := env.Evictions(); len(got) != 0 {
+			t.Fatalf("evicted %v with nowhere to go", got)
+		}
+		// n3 starts offering it: both held nodes are retried now (any-3 on n3 now fits).
+		update(t, env, plugintest.CSR("n3", corev1.ResourceCPU, exMem))
+		synctest.Wait()
+		if got := env.Evictions(); !slices.Equal(got, []string{"ns/bad-2", "ns/ok-1"}) && !slices.Equal(got, []string{"ns/ok-1", "ns/bad-2"}) {
+			t.Fatalf("at the instant n3 started offering example.com/memory: evicted %v, want ok-1 and bad-2", got)
+		}
+	})
+}
