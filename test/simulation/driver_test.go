@@ -146,6 +146,9 @@ func (w *world) do(a Action) error {
 		}
 		w.mu.Lock()
 		w.crChanged[node] = crChange{at: w.now(), gen: w.gen, pods: onNode}
+		if a.B {
+			w.offeredAt = w.now()
+		}
 		w.mu.Unlock()
 	case "burst":
 		wl := workloadName(a.I % len(w.cfg.Workloads))
@@ -528,19 +531,25 @@ func (w *world) checkNoLeak() string {
 
 // checkWindowLiveness (event-only mode with a window): a node whose CR changed, making pods
 // violators, while the window was closed gets an eviction attempt within openGrace of the window
-// opening, unless the caps, the budget or the scheduler hold all its violators.
+// opening, unless the caps, the budget or the scheduler hold all its violators. A violator the
+// scheduler held (nowhere to go) is tried within openGrace of the window's opening or of a CR
+// starting to offer a resource, whichever let it move (the controller retries its held nodes on
+// both), or, when room appeared otherwise (a pod gone), within the back-off's cap.
 func (w *world) checkWindowLiveness() string {
 	if !w.cfg.EventOnly || w.cfg.Window == nil || w.d == nil {
 		return ""
 	}
 	now := w.now()
 	if !w.windowOpen(now) {
+		clear(w.movableSince)
 		return ""
 	}
 	opened := w.lastOpening(now)
 	if now.Sub(opened) < openGrace {
 		return ""
 	}
+	last := w.livenessAt
+	w.livenessAt = now
 	lim, budget := w.d.d.Limiter(), w.d.d.Limiter().Budget()
 	for _, node := range w.nodes {
 		w.mu.Lock()
@@ -555,10 +564,24 @@ func (w *world) checkWindowLiveness() string {
 				continue
 			}
 			if lim.Check(node, p.Namespace) != nil || budget.Check(p) != nil {
+				delete(w.movableSince, p.UID)
 				continue
 			}
 			if w.cfg.SchedulerSimulation {
 				if pred, err := w.sched.Predict(w.ctx, p); err != nil || !pred.Moves() {
+					delete(w.movableSince, p.UID)
+					continue
+				}
+				since, seen := w.movableSince[p.UID]
+				if !seen {
+					// First seen movable: at the opening if the last look was before it.
+					since = now
+					if last.Before(opened) {
+						since = opened
+					}
+					w.movableSince[p.UID] = since
+				}
+				if since.After(opened) && !since.Equal(w.offeredAt) && now.Sub(since) < backoffCap+openGrace {
 					continue
 				}
 			}

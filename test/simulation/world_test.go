@@ -56,6 +56,9 @@ const (
 	// openGrace is how long after a window opens, in event-only mode, a violator whose node's CR
 	// changed while the window was closed may wait for its first eviction attempt.
 	openGrace = 45 * time.Second
+	// backoffCap is the cap of the event-triggered controller's back-off (client-go's default
+	// controller rate limiter): a held node is retried at least this often.
+	backoffCap = 1000 * time.Second
 	// vmMigration is how long the simulated KubeVirt controller takes to migrate a VM.
 	vmMigration = 2 * time.Minute
 	// lostGrace is how long an evicted pod's workload may miss its replacement (a grace period of
@@ -255,6 +258,12 @@ type world struct {
 	invariantChecks                        int
 	// fitSince: per soft-annotated pod, since when it no longer violates (checkSoftCleared).
 	fitSince map[types.UID]time.Time
+	// movableSince: per violator checkWindowLiveness looks at, since when the scheduler would move
+	// it; offeredAt: the last instant a CR started offering a resource (a CR change enabling the
+	// GPU, a node added with its CR), on which the event-triggered controller retries its held
+	// nodes; livenessAt: the last time checkWindowLiveness looked (openGrace after an opening on).
+	movableSince          map[types.UID]time.Time
+	offeredAt, livenessAt time.Time
 	// m: NodeMetric reports and the LowNodeLoad oracle (metrics_test.go); nil without Metrics.
 	m *metricsWorld
 }
@@ -457,6 +466,7 @@ func (w *world) setup() error {
 	w.terminating = map[types.UID]time.Time{}
 	w.migrating = map[types.UID]time.Time{}
 	w.crChanged = map[string]crChange{}
+	w.movableSince = map[types.UID]time.Time{}
 	w.attempts = map[string]time.Time{}
 	w.winStarts = map[uint64]map[string]map[types.UID]bool{}
 	w.answers = map[types.UID][]string{}
@@ -504,6 +514,7 @@ func (w *world) addNode(gpuOK bool) error {
 		return err
 	}
 	w.nodes = append(w.nodes, name)
+	w.offeredAt = w.now()
 	return nil
 }
 
