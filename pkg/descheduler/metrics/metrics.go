@@ -63,7 +63,7 @@ type Metrics struct {
 // New returns metrics registered with a fresh registry.
 func New() *Metrics {
 	m := &Metrics{
-		Registry: metrics.NewKubeRegistry(),
+		Registry: NewSharedRegistry(metrics.NewKubeRegistry()),
 		PodsEvicted: metrics.NewCounterVec(&metrics.CounterOpts{
 			Namespace:      "accord",
 			Subsystem:      "descheduler",

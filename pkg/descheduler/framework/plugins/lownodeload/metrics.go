@@ -1,12 +1,11 @@
 package lownodeload
 
 import (
-	"sync"
-
 	corev1 "k8s.io/api/core/v1"
 	compmetrics "k8s.io/component-base/metrics"
 
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
+	deschedmetrics "github.com/accord-sched/accord/pkg/descheduler/metrics"
 )
 
 // usageMetrics are each judged node's reported and estimated usage, as a share of its allocatable,
@@ -37,27 +36,19 @@ func newUsageMetrics() *usageMetrics {
 	}
 }
 
-var (
-	sharedMu sync.Mutex
-	shared   = map[compmetrics.KubeRegistry]*usageMetrics{}
-)
-
 // RegisterMetrics registers the usage gauges with reg, once per registry.
 func (p *Plugin) RegisterMetrics(reg compmetrics.KubeRegistry) error {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if m := shared[reg]; m != nil {
-		p.usage = m
-		return nil
-	}
-	m := newUsageMetrics()
-	if err := reg.Register(m.reported); err != nil {
+	m, err := deschedmetrics.RegisterShared(reg, Name, func(reg compmetrics.KubeRegistry) (*usageMetrics, error) {
+		m := newUsageMetrics()
+		if err := reg.Register(m.reported); err != nil {
+			return nil, err
+		}
+		return m, reg.Register(m.estimated)
+	})
+	if err != nil {
 		return err
 	}
-	if err := reg.Register(m.estimated); err != nil {
-		return err
-	}
-	shared[reg], p.usage = m, m
+	p.usage = m
 	return nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/plugintest"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/plugins/internal/pluginutil"
+	deschedmetrics "github.com/accord-sched/accord/pkg/descheduler/metrics"
 )
 
 var now = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -243,7 +244,7 @@ func TestUsageMetrics(t *testing.T) {
 	}
 	p := pl.(*Plugin)
 	p.clock = testingclock.NewFakePassiveClock(now)
-	reg := compmetrics.NewKubeRegistry()
+	reg := deschedmetrics.NewSharedRegistry(compmetrics.NewKubeRegistry()) // as the descheduler's: profiles share collectors on it
 	if err := p.RegisterMetrics(reg); err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,10 @@
 package podmigration
 
 import (
-	"sync"
-
 	compmetrics "k8s.io/component-base/metrics"
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
+	deschedmetrics "github.com/accord-sched/accord/pkg/descheduler/metrics"
 )
 
 // metrics are the controller's metrics; the runtime registers them with the descheduler's registry
@@ -24,27 +23,22 @@ func newMetrics() *metrics {
 	}, []string{"phase"})}
 }
 
-var (
-	sharedMu sync.Mutex
-	shared   = map[compmetrics.KubeRegistry]*metrics{}
-)
-
 // RegisterMetrics registers the controller's metrics with reg (once per registry: the profiles'
 // instances share them), each phase starting at 0 so that a rate sees the first migration.
 func (p *Plugin) RegisterMetrics(reg compmetrics.KubeRegistry) error {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if m := shared[reg]; m != nil {
-		p.metrics = m
-		return nil
-	}
-	if err := reg.Register(p.metrics.transitions); err != nil {
+	m, err := deschedmetrics.RegisterShared(reg, Name, func(reg compmetrics.KubeRegistry) (*metrics, error) {
+		if err := reg.Register(p.metrics.transitions); err != nil {
+			return nil, err
+		}
+		for _, phase := range []schedv1alpha1.PodMigrationPhase{schedv1alpha1.PodMigrationPending, schedv1alpha1.PodMigrationRunning,
+			schedv1alpha1.PodMigrationSucceeded, schedv1alpha1.PodMigrationFailed, schedv1alpha1.PodMigrationAborted} {
+			p.metrics.transitions.WithLabelValues(string(phase))
+		}
+		return p.metrics, nil
+	})
+	if err != nil {
 		return err
 	}
-	for _, phase := range []schedv1alpha1.PodMigrationPhase{schedv1alpha1.PodMigrationPending, schedv1alpha1.PodMigrationRunning,
-		schedv1alpha1.PodMigrationSucceeded, schedv1alpha1.PodMigrationFailed, schedv1alpha1.PodMigrationAborted} {
-		p.metrics.transitions.WithLabelValues(string(phase))
-	}
-	shared[reg] = p.metrics
+	p.metrics = m
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	schedv1alpha1 "github.com/accord-sched/accord/apis/scheduling/v1alpha1"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/fake"
+	deschedmetrics "github.com/accord-sched/accord/pkg/descheduler/metrics"
 	accordfake "github.com/accord-sched/accord/pkg/generated/clientset/versioned/fake"
 )
 
@@ -20,7 +21,7 @@ func TestPhaseTransitionsCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := compmetrics.NewKubeRegistry()
+	reg := deschedmetrics.NewSharedRegistry(compmetrics.NewKubeRegistry()) // as the descheduler's: profiles share collectors on it
 	p := &Plugin{handle: fh, accord: accordfake.NewSimpleClientset(pm), metrics: newMetrics()}
 	if err := p.RegisterMetrics(reg); err != nil {
 		t.Fatal(err)

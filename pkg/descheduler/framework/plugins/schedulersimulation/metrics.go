@@ -1,8 +1,6 @@
 package schedulersimulation
 
 import (
-	"sync"
-
 	"k8s.io/component-base/metrics"
 )
 
@@ -73,24 +71,4 @@ func (m *Metrics) Register(reg metrics.KubeRegistry) error {
 		}
 	}
 	return nil
-}
-
-var (
-	sharedMu sync.Mutex
-	shared   = map[metrics.KubeRegistry]*Metrics{}
-)
-
-// registerShared registers m with reg unless a set is registered there already, and returns the
-// set registered with reg.
-func registerShared(reg metrics.KubeRegistry, m *Metrics) (*Metrics, error) {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if existing := shared[reg]; existing != nil {
-		return existing, nil
-	}
-	if err := m.Register(reg); err != nil {
-		return nil, err
-	}
-	shared[reg] = m
-	return m, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/accord-sched/accord/pkg/crdcheck"
 	"github.com/accord-sched/accord/pkg/descheduler/framework"
 	"github.com/accord-sched/accord/pkg/descheduler/framework/decision"
+	deschedmetrics "github.com/accord-sched/accord/pkg/descheduler/metrics"
 	"github.com/accord-sched/accord/pkg/descheduler/simulator"
 	schedplugins "github.com/accord-sched/accord/pkg/scheduler/plugins"
 )
@@ -196,7 +197,9 @@ func (p *Plugin) Simulator() *simulator.Simulator { return p.sim }
 // RegisterMetrics registers the plugin's metrics with reg; every instance registered with the same
 // registry (one per profile) shares one set (the profile is a label).
 func (p *Plugin) RegisterMetrics(reg compmetrics.KubeRegistry) error {
-	m, err := registerShared(reg, p.metrics)
+	m, err := deschedmetrics.RegisterShared(reg, Name, func(reg compmetrics.KubeRegistry) (*Metrics, error) {
+		return p.metrics, p.metrics.Register(reg)
+	})
 	if err != nil {
 		return err
 	}
