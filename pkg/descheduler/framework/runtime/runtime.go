@@ -364,7 +364,8 @@ func (d *Descheduler) wire(prof *Profile, cfg *descheduler.DeschedulerProfile, o
 
 // MetricsRegisterer is implemented by a plugin with metrics of its own; the runtime registers them
 // with the descheduler's registry (served on /metrics). Several instances (one per profile) may be
-// registered with the same registry.
+// registered with the same registry: metrics.RegisterShared (pkg/descheduler/metrics) registers
+// one set per registry and hands it to every instance.
 type MetricsRegisterer interface {
 	RegisterMetrics(reg compmetrics.KubeRegistry) error
 }
