@@ -38,6 +38,8 @@ with the score (and the current node's).`,
 			if ctx == nil {
 				ctx = context.Background()
 			}
+			// explain builds the descheduler's informers (the cluster's pods): the same memory settings.
+			tuneMemory(klog.Background())
 			rows, err := explain.Run(klog.NewContext(ctx, klog.Background()), cfg)
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/klog/v2"
 	// --logging-format=json and the --log-json-* flags, as upstream's descheduler.
 	_ "k8s.io/component-base/logs/json/register"
 
@@ -157,18 +158,7 @@ and/or in reaction to cluster events, evicting pods through the Eviction API wit
 // descheduler until ctx ends.
 func (o *Options) Run(ctx context.Context, opts ...Option) error {
 	ctx, logger := component.Starting(ctx, "accord-descheduler")
-	// The informers hold the cluster's pods: in a container with a memory limit and no GOMEMLIMIT,
-	// the runtime collects harder near the limit instead of being OOM-killed at twice the live heap.
-	if limit, from, err := component.SetMemoryLimitFromCgroup(); err != nil {
-		logger.Error(err, "Reading the cgroup's memory limit; the Go runtime keeps no soft memory limit")
-	} else if limit > 0 {
-		logger.Info("Soft memory limit from the cgroup's", "limit", limit, "cgroupFile", from, "fraction", component.CgroupMemoryLimitFraction)
-	}
-	// The heap between collections grows by GOGC percent of the live heap, which is the cluster's
-	// pods: collect at half of it again unless GOGC says otherwise.
-	if component.SetGCPercentIfUnset(DefaultGCPercent) {
-		logger.Info("GOGC is not set; the garbage collector's target percentage is the descheduler's default", "gcPercent", DefaultGCPercent)
-	}
+	tuneMemory(logger)
 
 	restCfg, err := component.RestConfig(o.kubeconfig(), o.QPS, o.Burst)
 	if err != nil {
@@ -208,4 +198,20 @@ func (o *Options) Run(ctx context.Context, opts ...Option) error {
 	// HTTP/2 only with --enable-http2 (upstream's switch), and never with --disable-http2-serving.
 	return o.ServingOptions.Run(ctx, restCfg, component.Serving{Name: "accord-descheduler", Ready: ready.check, Metrics: metricsHandler,
 		LeaderStatus: leaderStatus, Profiling: o.Profiling, DisableHTTP2: !o.EnableHTTP2}, func(ctx context.Context) error { return runner.Run(ctx, cfg) })
+}
+
+// tuneMemory sets the Go runtime's memory settings for a process holding the cluster's pods (the
+// descheduler, and explain, which builds the same informers): in a container with a memory limit
+// and no GOMEMLIMIT, the runtime collects harder near the limit instead of being OOM-killed at twice
+// the live heap; and the heap between collections, which grows by GOGC percent of the live heap
+// (the cluster's pods), is half of it unless GOGC says otherwise.
+func tuneMemory(logger klog.Logger) {
+	if limit, from, err := component.SetMemoryLimitFromCgroup(); err != nil {
+		logger.Error(err, "Reading the cgroup's memory limit; the Go runtime keeps no soft memory limit")
+	} else if limit > 0 {
+		logger.Info("Soft memory limit from the cgroup's", "limit", limit, "cgroupFile", from, "fraction", component.CgroupMemoryLimitFraction)
+	}
+	if component.SetGCPercentIfUnset(DefaultGCPercent) {
+		logger.Info("GOGC is not set; the garbage collector's target percentage is the descheduler's default", "gcPercent", DefaultGCPercent)
+	}
 }
