@@ -251,8 +251,8 @@ func (b *Budget) releasePod(uid types.UID) {
 }
 
 // Counts reports whether the eviction of pod is counted already (this process evicted it, and it is
-// not replaced yet, or replaced while the cache still lists the pod running): a copy of the pod read before its deletion showed is not to be held, nor
-// evicted again.
+// not replaced yet, or replaced while the cache still lists the pod running): a copy of the pod
+// read before its deletion showed is not to be held, nor evicted again.
 func (b *Budget) Counts(pod *corev1.Pod) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
