@@ -198,20 +198,16 @@ func (b *Budget) Release(s BudgetSlot) {
 // has its pod while the pod stays (an unconfirmed background eviction dropped after
 // AssumedBackgroundTimeout).
 func (b *Budget) markInProgress(s BudgetSlot) {
-	if s.workload == "" || s.dryRun {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for i := range b.evicted[s.workload] {
-		if b.evicted[s.workload][i].pod == s.pod {
-			b.evicted[s.workload][i].inProgress = true
-		}
-	}
+	b.mark(s, func(e *budgetEviction) { e.inProgress = true })
 }
 
 // markAccepted records that the eviction of slot s was accepted (the evict plugin returned nil).
 func (b *Budget) markAccepted(s BudgetSlot) {
+	b.mark(s, func(e *budgetEviction) { e.accepted = true })
+}
+
+// mark applies set to the eviction slot s counts (none for a dry run or a pod without a workload).
+func (b *Budget) mark(s BudgetSlot, set func(*budgetEviction)) {
 	if s.workload == "" || s.dryRun {
 		return
 	}
@@ -219,7 +215,7 @@ func (b *Budget) markAccepted(s BudgetSlot) {
 	defer b.mu.Unlock()
 	for i := range b.evicted[s.workload] {
 		if b.evicted[s.workload][i].pod == s.pod {
-			b.evicted[s.workload][i].accepted = true
+			set(&b.evicted[s.workload][i])
 		}
 	}
 }
