@@ -26,6 +26,38 @@ func modePod(i int, node string) *corev1.Pod {
 		Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 }
 
+// evacuated is KubeVirt's webhook's answer to the eviction of a VM pod it migrates in background.
+var evacuated = apierrors.NewTooManyRequests(`admission webhook "virt" denied the request: Eviction triggered evacuation of VMI "ns/vm"`, 0)
+
+// backgroundEvictor is an evictor with EvictionsInBackground and a cap of perNode evictions per
+// node, whose evict plugin answers as stub does.
+func backgroundEvictor(perNode int, stub *stubEvict) (*ProfileEvictor, *InProgress) {
+	tracker := NewInProgress(true, nil)
+	lim := NewLimiter(Limits{PerNode: &perNode})
+	lim.SetInProgress(tracker)
+	return &ProfileEvictor{Profile: "p", EvictPlugin: stub, Limiter: lim, Metrics: metrics.New()}, tracker
+}
+
+// vmPod is a pod annotated request-evict-only on node.
+func vmPod(i int, node string) *corev1.Pod {
+	vm := modePod(i, node)
+	vm.Annotations = map[string]string{RequestEvictOnlyAnnotation: ""}
+	return vm
+}
+
+// wantNodeSlots checks that exactly n more evictions fit on node in the limiter's window.
+func wantNodeSlots(t *testing.T, lim *Limiter, node string, n int, why string) {
+	t.Helper()
+	for i := range n {
+		if _, err := lim.Reserve(node, "ns"); err != nil {
+			t.Fatalf("%s: eviction %d of %d left on %s: %v", why, i+1, n, node, err)
+		}
+	}
+	if _, err := lim.Reserve(node, "ns"); !framework.IsNodeLimit(err) {
+		t.Fatalf("%s: eviction %d on %s: %v, want the node limit", why, n+1, node, err)
+	}
+}
+
 // TestSoftEviction: a Soft profile annotates the pod (no Eviction API call), records a SoftEvicted
 // Event, counts "soft"; the pod then counts against the per-node cap in the next cycles until it
 // is gone, is not annotated twice, and the annotation is removed after a complete cycle that did not
@@ -131,17 +163,14 @@ func TestSoftEvictedPodsRebuiltFromAnnotations(t *testing.T) {
 // deletion. Without the annotation (or the gate) the same answer is a failed eviction.
 func TestEvictionInBackground(t *testing.T) {
 	ctx := context.Background()
-	answer := apierrors.NewTooManyRequests(`admission webhook "virt" denied the request: Eviction triggered evacuation of VMI "ns/vm"`, 0)
-	two := 2
-	tracker := NewInProgress(true, nil)
-	lim := NewLimiter(Limits{PerNode: &two})
-	lim.SetInProgress(tracker)
+	answer, two := evacuated, 2
 	rec := events.NewFakeRecorder(10)
 	stub := &stubEvict{err: answer}
-	e := &ProfileEvictor{Profile: "p", EvictPlugin: stub, Limiter: lim, Metrics: metrics.New(), Recorder: rec}
+	e, tracker := backgroundEvictor(two, stub)
+	e.Recorder = rec
+	lim := e.Limiter
 
-	vm := modePod(1, "n1")
-	vm.Annotations = map[string]string{RequestEvictOnlyAnnotation: ""}
+	vm := vmPod(1, "n1")
 	if err := e.Evict(ctx, vm, framework.EvictOptions{PluginName: "Pl"}); err != nil {
 		t.Fatalf("background eviction: %v", err)
 	}
@@ -161,12 +190,7 @@ func TestEvictionInBackground(t *testing.T) {
 	}
 	// Counted against the node's cap in the next cycle: one slot left of two.
 	lim.Reset()
-	if _, err := lim.Reserve("n1", "ns"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lim.Reserve("n1", "ns"); !framework.IsNodeLimit(err) {
-		t.Fatalf("node cap with a background eviction: %v", err)
-	}
+	wantNodeSlots(t, lim, "n1", 1, "next cycle, one background eviction")
 	lim.Reset()
 	// The controller sets eviction-in-progress, then removes it (eviction ended or restarted).
 	inProg := vm.DeepCopy()
@@ -380,39 +404,24 @@ func TestSoftEvictionKeptWherePluginCutShort(t *testing.T) {
 // gone mid-window gave the window one eviction more than maxNoOfPodsToEvictPerNode.
 func TestInProgressEvictionCountsInItsWindow(t *testing.T) {
 	ctx := context.Background()
-	answer := apierrors.NewTooManyRequests(`admission webhook "virt" denied the request: Eviction triggered evacuation of VMI "ns/vm"`, 0)
-	two := 2
-	tracker := NewInProgress(true, nil)
-	lim := NewLimiter(Limits{PerNode: &two})
-	lim.SetInProgress(tracker)
-	e := &ProfileEvictor{Profile: "p", EvictPlugin: &stubEvict{err: answer}, Limiter: lim, Metrics: metrics.New()}
+	e, tracker := backgroundEvictor(2, &stubEvict{err: evacuated})
 	var vms []*corev1.Pod
 	for i := range 2 {
-		vm := modePod(i, "n1")
-		vm.Annotations = map[string]string{RequestEvictOnlyAnnotation: ""}
+		vm := vmPod(i, "n1")
 		if err := e.Evict(ctx, vm, framework.EvictOptions{PluginName: "Pl"}); err != nil {
 			t.Fatalf("background eviction %d: %v", i, err)
 		}
 		vms = append(vms, vm)
 	}
 	// In flight or in progress, each counts once: the node's two slots are taken, not four.
-	if _, err := lim.Reserve("n1", "ns"); !framework.IsNodeLimit(err) {
-		t.Fatalf("third eviction on the node with two in background: %v", err)
-	}
-	if _, err := lim.Reserve("n2", "ns"); err != nil {
+	wantNodeSlots(t, e.Limiter, "n1", 0, "two in background")
+	if _, err := e.Limiter.Reserve("n2", "ns"); err != nil {
 		t.Fatalf("another node: %v", err)
 	}
 	// The first VM migrated and its pod is gone, in the same window: still two evictions in it.
 	tracker.forget(vms[0].UID, "", "pod deleted", vms[0])
-	if _, err := lim.Reserve("n1", "ns"); !framework.IsNodeLimit(err) {
-		t.Fatalf("third eviction in the window after a background eviction's pod went: %v", err)
-	}
+	wantNodeSlots(t, e.Limiter, "n1", 0, "a background eviction's pod gone in its window")
 	// The next window counts the one still in progress only.
-	lim.Reset()
-	if _, err := lim.Reserve("n1", "ns"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lim.Reserve("n1", "ns"); !framework.IsNodeLimit(err) {
-		t.Fatalf("next window, one in progress and one new: %v", err)
-	}
+	e.Limiter.Reset()
+	wantNodeSlots(t, e.Limiter, "n1", 1, "next window, one in progress")
 }
