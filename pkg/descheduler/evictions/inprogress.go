@@ -235,13 +235,32 @@ func (t *InProgress) Has(uid types.UID) (string, bool) {
 
 // Counts returns the in-progress evictions in total, on node and in namespace.
 func (t *InProgress) Counts(node, namespace string) (total, onNode, inNamespace int) {
+	return t.countsExcept(node, namespace, nil)
+}
+
+// countsExcept is Counts without the pods in except (those the Limiter counts by their slots).
+func (t *InProgress) countsExcept(node, namespace string, except map[types.UID]bool) (total, onNode, inNamespace int) {
 	if t == nil {
 		return 0, 0, 0
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.expire()
-	return len(t.pods), t.perNode[node], t.perNS[namespace]
+	total, onNode, inNamespace = len(t.pods), t.perNode[node], t.perNS[namespace]
+	for uid := range except {
+		e, ok := t.pods[uid]
+		if !ok {
+			continue
+		}
+		total--
+		if e.node == node {
+			onNode--
+		}
+		if e.namespace == namespace {
+			inNamespace--
+		}
+	}
+	return total, onNode, inNamespace
 }
 
 // ByKind returns how many evictions of each kind are in progress.

@@ -81,10 +81,10 @@ type Limiter struct {
 	open   map[uint64]*Slot
 	lastID uint64
 	// handedOver are the pods whose eviction went on in progress (soft, in background) in this
-	// window, with their slots: the slot stays counted in this window (Reset drops it) and the
-	// tracker's counts leave the pod out meanwhile, so that it counts once, and in the window it
-	// started in even when its pod is gone before the window ends.
-	handedOver map[types.UID]Slot
+	// window: their slots stay counted in this window (Reset drops them) and the tracker's counts
+	// leave the pods out meanwhile, so that each counts once, and in the window it started in even
+	// when its pod is gone before the window ends.
+	handedOver map[types.UID]bool
 }
 
 // Slot is an eviction slot Reserve took: on a node, in a namespace, in one window of the limits (the
@@ -206,15 +206,14 @@ func (l *Limiter) End(s Slot) {
 func (l *Limiter) HandOver(s Slot, uid types.UID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	open, ok := l.open[s.id]
-	if !ok {
+	if _, ok := l.open[s.id]; !ok {
 		return
 	}
 	delete(l.open, s.id)
 	if l.handedOver == nil {
-		l.handedOver = map[types.UID]Slot{}
+		l.handedOver = map[types.UID]bool{}
 	}
-	l.handedOver[uid] = *open
+	l.handedOver[uid] = true
 }
 
 // Check returns the *framework.EvictionLimitError Reserve would return now for a pod on node in
@@ -233,21 +232,9 @@ func (l *Limiter) Check(node, namespace string) error {
 // first time in the window that each scope's limit stops one. l.mu must be held.
 func (l *Limiter) reached(node, namespace string) *framework.EvictionLimitError {
 	var err *framework.EvictionLimitError
-	// Evictions in progress (soft, in background) count in every window until their pods are gone.
-	ipTotal, ipNode, ipNS := l.inProgress.Counts(node, namespace)
-	// Those handed over in this window are counted by their slots.
-	for uid, s := range l.handedOver {
-		if _, ok := l.inProgress.Has(uid); !ok {
-			continue
-		}
-		ipTotal--
-		if s.node == node {
-			ipNode--
-		}
-		if s.namespace == namespace {
-			ipNS--
-		}
-	}
+	// Evictions in progress (soft, in background) count in every window until their pods are gone;
+	// those handed over in this window are counted by their slots instead.
+	ipTotal, ipNode, ipNS := l.inProgress.countsExcept(node, namespace, l.handedOver)
 	switch {
 	case l.limits.Total != nil && l.total+ipTotal >= *l.limits.Total:
 		err = &framework.EvictionLimitError{Scope: framework.LimitScopeTotal, Limit: *l.limits.Total, Default: l.limits.Defaulted}

@@ -101,8 +101,8 @@ func (e *ProfileEvictor) endBackground(pod *corev1.Pod, assumed bool, why string
 // inBackground handles, with EvictionsInBackground, an eviction of a pod annotated
 // request-evict-only answered "in progress": the pod is tracked as in progress (counted against the
 // caps by its slot in this window and by the tracker in later ones, and against its workload
-// budget, kept) and true is
-// returned. A finished pod is not tracked (true: nothing to do). Otherwise false.
+// budget, kept) and true is returned. A finished pod is not tracked (true: nothing to do).
+// Otherwise false.
 func (e *ProfileEvictor) inBackground(ctx context.Context, pod *corev1.Pod, opts framework.EvictOptions, err error, slot Slot, bslot BudgetSlot, predictions []decision.Prediction, start time.Time) bool {
 	t := e.Limiter.InProgress()
 	if !t.Background() || !hasAnnotation(pod, RequestEvictOnlyAnnotation) || !IsEvictionInBackground(err) {
