@@ -213,8 +213,8 @@ func (p *Plugin) Run(ctx context.Context) {
 // did not (old nil: a new CR): their violators may fit there now, and would otherwise wait up to
 // the back-off's cap (1000 s).
 func retryHeld(queue *controller.Queue, node string, old, cur *schedv1alpha1.ClusterScopedResource) {
-	for name, on := range cur.Spec.ResourcesFilter {
-		if on && (old == nil || !old.Spec.ResourcesFilter[name]) {
+	for name := range cur.Spec.ResourcesFilter {
+		if constraints.Enabled(cur, name) && !constraints.Enabled(old, name) {
 			klog.V(3).InfoS("ClusterScopedResource offers a resource it did not; retrying the held nodes now", "node", node, "resource", name)
 			queue.RetryNow()
 			return
