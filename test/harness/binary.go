@@ -14,17 +14,27 @@ import (
 // BuildBinary builds the Go command pkg (an import path, e.g.
 // "github.com/accord-sched/accord/cmd/descheduler") into a temporary directory and returns the
 // binary's path, so a test runs the program a user runs. The build shares the Go build cache, so a
-// package built before costs a link.
+// package built before costs a link. A command with a default.pgo (accord-scheduler) is built with
+// it, as `make build` and the images build it: the first such build compiles every dependency again
+// with the profile (about three minutes on two idle cores), hence the deadline.
 func BuildBinary(t testing.TB, pkg string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), path.Base(pkg))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
+	start := time.Now()
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		t.Fatalf("go build %s (deadline %s): %v\n%s", pkg, buildTimeout, err, out)
+	}
+	if took := time.Since(start); took > time.Minute {
+		t.Logf("go build %s took %s", pkg, took.Round(time.Second))
 	}
 	return bin
 }
+
+// buildTimeout bounds BuildBinary's go build: a cold build of accord-scheduler with its profile on a
+// loaded two-core CI machine.
+const buildTimeout = 15 * time.Minute
 
 // StartBinary starts bin with args until the test ends (or ctx does) and returns its combined
 // output, which is logged when the test has failed.

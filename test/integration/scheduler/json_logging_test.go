@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/accord-sched/accord/test/harness"
 )
 
 // TestSchedulerBinaryJSONLogging builds the real accord-scheduler binary and runs it against the
@@ -17,13 +19,10 @@ func TestSchedulerBinaryJSONLogging(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a binary")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	bin := harness.BuildBinary(t, "github.com/accord-sched/accord/cmd/scheduler")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "accord-scheduler")
-	if out, err := osexec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/accord-sched/accord/cmd/scheduler").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := env.WriteKubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)
