@@ -25,7 +25,7 @@ UNIT_PKGS := ./apis/... ./pkg/... ./cmd/... ./manifests/... ./hack/release/ ./ha
 # builds bin/kubectl-NAME: the name kubectl looks for on PATH.
 COMMANDS := $(notdir $(patsubst %/,%,$(dir $(wildcard cmd/*/main.go))))
 
-.PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench bench-scale bench-console soak kubectl fuzz simulate
+.PHONY: all build test test-unit test-integration test-reliability test-hack generate verify vendor run clean bench bench-scale bench-console soak kubectl fuzz simulate pgo-profile
 .PHONY: static images dockerfiles test-images chart-crds chart-docs monitoring release-kubectl
 
 # Images: every cmd/NAME is a product (bin/images/accord-NAME.tar) except the playground and the
@@ -61,7 +61,11 @@ test-unit:
 # test/reliability (faults, failover, apiserver restart, bursts: ~4 min a run on 2 cores) runs once, in
 # test-reliability.
 INTEGRATION_PKGS = $(shell $(GO) list ./test/... | grep -v '/test/reliability$$')
+# accord-scheduler is built with cmd/scheduler/default.pgo (profile-guided optimisation): its first build
+# compiles every dependency again with the profile. Built once here, so the test packages that run the
+# binary (harness.BuildBinary) link from the cache instead of compiling it side by side.
 test-integration:
+	$(GO) build -o /dev/null ./cmd/scheduler
 	$(GO) test -count=$(INTEGRATION_COUNT) -timeout 30m $(TEST_FLAGS) $(INTEGRATION_PKGS)
 
 # Reliability under faults on the real control plane; prints the measured figures (FIGURE lines).
@@ -95,6 +99,13 @@ simulate:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(TEST_FLAGS) ./pkg/...
+
+# cmd/scheduler/default.pgo, the CPU profile accord-scheduler is built with (profile-guided
+# optimisation), taken again from the current code on bench-scale's heterogeneous population
+# (hack/pgo-profile.sh, which says its knobs: PGO_NODES, PGO_PODS, PGO_BOUND_PODS, PGO_ROUNDS).
+# Commit the new file; `go test ./cmd/` checks it.
+pgo-profile:
+	GO=$(GO) hack/pgo-profile.sh
 
 # The scale benchmark (test/scale, issues #10 and #24; method and figures in test/scale/README.md): the
 # real accord-scheduler and accord-descheduler binaries against a real control plane with NODES nodes of
