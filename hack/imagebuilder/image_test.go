@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/tar"
+	"debug/buildinfo"
 	"errors"
 	"io"
 	"os"
@@ -110,6 +111,25 @@ func TestImages(t *testing.T) {
 			bin := filepath.Join(t.TempDir(), name)
 			if err := os.WriteFile(bin, files[name], 0o755); err != nil {
 				t.Fatal(err)
+			}
+			// A command with a CPU profile beside its main package (accord-scheduler's default.pgo) ships
+			// built with it, and only such a command.
+			info, err := buildinfo.ReadFile(bin)
+			if err != nil {
+				t.Fatalf("%s: build info: %v", name, err)
+			}
+			pgo := ""
+			for _, st := range info.Settings {
+				if st.Key == "-pgo" {
+					pgo = st.Value
+				}
+			}
+			_, err = os.Stat(filepath.Join(repoRoot, "cmd", c, "default.pgo"))
+			switch hasProfile := err == nil; {
+			case hasProfile && pgo == "":
+				t.Errorf("%s was built without profile-guided optimisation, but cmd/%s/default.pgo exists", name, c)
+			case !hasProfile && pgo != "":
+				t.Errorf("%s was built with the profile %q, but cmd/%s has no default.pgo", name, pgo, c)
 			}
 			out, err := exec.Command(bin, "--version").CombinedOutput()
 			if err != nil {
