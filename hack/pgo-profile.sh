@@ -8,7 +8,7 @@
 # (manifests/scheduler/config.yaml). The uniform population is left out on purpose: it is the one the
 # profile's effect is measured on (test/scale/README.md, "Profile-guided optimisation").
 #
-#   make pgo-profile                         # 2000 nodes / 6000 pods / 40k bound pods, 2 rounds (~12 min)
+#   make pgo-profile                         # 2000 nodes / 6000 pods / 40k bound pods, 2 rounds (~5 min)
 #   make pgo-profile PGO_NODES=5000 PGO_PODS=10000 PGO_BOUND_PODS=100000 PGO_ROUNDS=3
 #
 # It runs kube-scheduler beside accord-scheduler (bench-scale's reference) and prints their figures;
