@@ -102,7 +102,8 @@ bench:
 
 # cmd/scheduler/default.pgo, the CPU profile accord-scheduler is built with (profile-guided
 # optimisation), taken again from the current code on bench-scale's heterogeneous population
-# (hack/pgo-profile.sh, which says its knobs: PGO_NODES, PGO_PODS, PGO_BOUND_PODS, PGO_ROUNDS).
+# (hack/pgo-profile.sh, which says its knobs: PGO_NODES, PGO_PODS, PGO_BOUND_PODS, PGO_ROUNDS,
+# PGO_SECONDS).
 # Commit the new file; `go test ./cmd/` checks it.
 pgo-profile:
 	GO=$(GO) hack/pgo-profile.sh

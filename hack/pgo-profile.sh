@@ -10,6 +10,7 @@
 #
 #   make pgo-profile                         # 2000 nodes / 6000 pods / 40k bound pods, 2 rounds (~5 min)
 #   make pgo-profile PGO_NODES=5000 PGO_PODS=10000 PGO_BOUND_PODS=100000 PGO_ROUNDS=3
+#   (PGO_SECONDS: the seconds of each round's CPU profile, default 30)
 #
 # It runs kube-scheduler beside accord-scheduler (bench-scale's reference) and prints their figures;
 # only accord-scheduler's profiles are kept. A loaded machine changes the figures, hardly the profile
@@ -28,7 +29,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 echo "pgo-profile: profiling accord-scheduler on the heterogeneous population ($NODES nodes, $PODS pods, $ROUNDS rounds) into $dir"
 ACCORD_SCALE_PPROF_DIR="$dir" ACCORD_SCALE_PPROF_SECONDS="$SECONDS_PER_ROUND" \
-  make bench-scale ONLY=scheduler SCALE_TESTS=TestScale POPULATIONS=heterogeneous \
+  make bench-scale GO="$GO" ONLY=scheduler SCALE_TESTS=TestScale POPULATIONS=heterogeneous \
   NODES="$NODES" PODS="$PODS" BOUND_PODS="$BOUND_PODS" ROUNDS="$ROUNDS"
 
 shopt -s nullglob
