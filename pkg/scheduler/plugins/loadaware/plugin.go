@@ -62,6 +62,8 @@ type Plugin struct {
 	est *constraints.UsageEstimator
 	// rejected counts Filter's rejections (accord_scheduler_filter_rejections_total).
 	rejected compmetrics.CounterMetric
+	// last is the state PreFilter wrote last, which Filter and Score read without the CycleState.
+	last cyclestate.Last[preFilterState, *preFilterState]
 }
 
 // nodeEntry is what the plugin derives in the NodeIndex from a node's NodeMetric and Node
@@ -319,7 +321,7 @@ func (p *Plugin) podRequests(pod *corev1.Pod) corev1.ResourceList {
 
 // PreFilter computes the pod's requests and fixes the cycle's reference time.
 func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	state.Write(stateKey, p.newState(pod))
+	p.last.Write(state, stateKey, p.newState(pod))
 	return nil, nil
 }
 
@@ -334,7 +336,7 @@ func (p *Plugin) newState(pod *corev1.Pod) *preFilterState {
 // stateFrom returns what PreFilter computed, or computes it when the profile does not run this
 // plugin's PreFilter (enabled at filter and score only).
 func (p *Plugin) stateFrom(state fwk.CycleState, pod *corev1.Pod) (*preFilterState, *fwk.Status) {
-	return cyclestate.ReadOrInit(state, stateKey, Name, func() *preFilterState { return p.newState(pod) })
+	return p.last.ReadOrInit(state, stateKey, Name, func() *preFilterState { return p.newState(pod) })
 }
 
 // Filter rejects a node whose estimated usage (its fresh NodeMetric's, adjusted for the pods of the

@@ -49,6 +49,8 @@ type Plugin struct {
 	policy config.MissingCRPolicy
 	// rejectedNoCR and rejectedMissing count Filter's rejections (accord_scheduler_filter_rejections_total).
 	rejectedNoCR, rejectedMissing compmetrics.CounterMetric
+	// last is the state PreFilter wrote last, which Filter and Score read without the CycleState.
+	last cyclestate.Last[preFilterState, *preFilterState]
 }
 
 var (
@@ -129,7 +131,7 @@ func (s *preFilterState) Clone() fwk.StateData { return s }
 // PreFilter computes the set of resources the pod requests, once per scheduling cycle, for Filter
 // and Score.
 func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	state.Write(stateKey, newState(pod))
+	p.last.Write(state, stateKey, newState(pod))
 	return nil, nil
 }
 
@@ -143,15 +145,15 @@ func newState(pod *corev1.Pod) *preFilterState {
 
 // stateFrom returns what PreFilter computed, or computes it when the profile does not run this
 // plugin's PreFilter (enabled at filter and score only).
-func stateFrom(state fwk.CycleState, pod *corev1.Pod) (*preFilterState, *fwk.Status) {
-	return cyclestate.ReadOrInit(state, stateKey, Name, func() *preFilterState { return newState(pod) })
+func (p *Plugin) stateFrom(state fwk.CycleState, pod *corev1.Pod) (*preFilterState, *fwk.Status) {
+	return p.last.ReadOrInit(state, stateKey, Name, func() *preFilterState { return newState(pod) })
 }
 
 // Filter rejects a node whose ClusterScopedResource does not enable a resource the pod requests,
 // naming the resource, and (with missingCRPolicy Reject) a node without a ClusterScopedResource.
 // The rejection is UnschedulableAndUnresolvable: evicting pods cannot change a node's CR.
 func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
-	s, st := stateFrom(state, pod)
+	s, st := p.stateFrom(state, pod)
 	if st != nil {
 		return st
 	}
@@ -184,7 +186,7 @@ func MissingResourceReason(name corev1.ResourceName) string {
 // Score is the node's score for the pod from pkg/constraints: the mean of the CR's scores for the
 // requested resources, 0-100. A node without a CR (let through by missingCRPolicy Ignore) scores 0.
 func (p *Plugin) Score(_ context.Context, state fwk.CycleState, pod *corev1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
-	s, st := stateFrom(state, pod)
+	s, st := p.stateFrom(state, pod)
 	if st != nil {
 		return 0, st
 	}
