@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,27 +131,51 @@ func TestNodeIndexDerive(t *testing.T) {
 	x := NewNodeIndex()
 	loads := x.NodeMetricHandler()
 	loads.OnAdd(metricObj("n1", "1"), true)
-	describe := func(d *NodeData) any {
+	describe := func(d *NodeData, v *string) bool {
+		if d.Metric == nil {
+			return false // none without a metric
+		}
 		node := "none"
 		if d.Node != nil {
 			node = d.Node.Name
 		}
-		rv := "none"
-		if d.Metric != nil {
-			rv = d.Metric.ResourceVersion
-		}
-		return node + "/" + rv
+		*v = node + "/" + d.Metric.ResourceVersion
+		return true
 	}
-	k := x.Derive(describe)
-	if got := x.Get("n1").Derived(k); got != "none/1" {
+	derived := func(k DerivedKey) string {
+		v, ok := x.Get("n1").Derived(k).(*string)
+		if !ok {
+			return "<nil>"
+		}
+		return *v
+	}
+	k := Derive(x, describe)
+	if got := derived(k); got != "none/1" {
 		t.Fatalf("derived before the Node = %v", got)
 	}
+	first := x.Get("n1").Derived(k).(*string)
 	x.NodeHandler().OnAdd(nodeObj("n1"), true)
 	loads.OnUpdate(metricObj("n1", "1"), metricObj("n1", "2"))
-	if got := x.Get("n1").Derived(k); got != "n1/2" {
+	if got := derived(k); got != "n1/2" {
 		t.Fatalf("derived after the Node and a new metric = %v", got)
 	}
-	if got := x.Get("n1").Derived(k + 1); got != nil {
+	if *first != "none/1" {
+		t.Errorf("the value derived for the first data changed to %q: a change must derive into new memory", *first)
+	}
+	// A second deriver of another type, registered later, is filled for the existing data too,
+	// and the first one's value is kept.
+	k2 := Derive(x, func(d *NodeData, v *[3]int64) bool { v[2] = int64(len(d.Node.Name)); return true })
+	if got := x.Get("n1").Derived(k2).(*[3]int64); got[2] != 2 {
+		t.Errorf("second deriver = %v, want [0 0 2]", *got)
+	}
+	if got := derived(k); got != "n1/2" {
+		t.Fatalf("first deriver after the second registered = %v", got)
+	}
+	loads.OnDelete(metricObj("n1", "2"))
+	if got := x.Get("n1").Derived(k); got != nil {
+		t.Errorf("derived without a metric = %v, want nil (fill reported none)", got)
+	}
+	if got := x.Get("n1").Derived(k2 + 1); got != nil {
 		t.Errorf("an unregistered key = %v, want nil", got)
 	}
 	if got := (*NodeData)(nil).Derived(k); got != nil {
@@ -373,5 +398,13 @@ func TestNodeDataHoldsItsOffer(t *testing.T) {
 	offers.OnDelete(csr("n1"))
 	if d := x.Get("n1"); d == nil || d.Offer != nil || !reflect.ValueOf(d.offer).IsZero() {
 		t.Errorf("CR deleted: %+v, want the node's data without an Offer", d)
+	}
+}
+
+// The fields Filter and Score read at every node visited stay within NodeData's first cache line.
+func TestNodeDataHotFieldsInOneLine(t *testing.T) {
+	var d NodeData
+	if end := unsafe.Offsetof(d.inline) + unsafe.Sizeof(d.inline[0]); end > 64 {
+		t.Errorf("Node, Metric, Offer, derived and inline[0] end at byte %d, want <= 64", end)
 	}
 }

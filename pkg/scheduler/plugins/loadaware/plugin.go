@@ -71,8 +71,9 @@ type Plugin struct {
 // the usage the metric does not include yet, reused while the NodeInfo's generation (its pods) is
 // unchanged and the estimate still holds. A new NodeMetric or Node makes a new entry, so an estimate
 // never outlives the report it was computed for. Filter and Score read a node's entry at every node
-// they visit, where it is seldom in the CPU's cache: the estimate is kept inline, before the
-// NodeLoad, so that a visit reads the entry's own memory and nothing further.
+// they visit, where it is seldom in the CPU's cache: the index keeps the entry in the allocation of
+// the node's data (crcache.Derive), and the estimate inline, before the NodeLoad, so that a visit
+// reads the data's own memory and nothing further.
 type nodeEntry struct {
 	est  estimate
 	load constraints.NodeLoad
@@ -96,9 +97,8 @@ type estimate struct {
 // profile with two thresholds and two weights, as LoadAware's defaults, has four.
 const inlineDeltas = 4
 
-// newEntry compiles a node's metric and sizes its estimate's deltas.
-func newEntry(l *constraints.Load, allocatable corev1.ResourceList, thresholds []constraints.ResourceThreshold, weights []constraints.ResourceWeight) *nodeEntry {
-	e := &nodeEntry{}
+// init compiles a node's metric into a zero entry and sizes its estimate's deltas.
+func (e *nodeEntry) init(l *constraints.Load, allocatable corev1.ResourceList, thresholds []constraints.ResourceThreshold, weights []constraints.ResourceWeight) {
 	e.load.Compile(l, allocatable, thresholds, weights)
 	if n := e.load.NumDeltas(); n <= len(e.est.inline) {
 		e.est.deltas = e.est.inline[:n]
@@ -106,7 +106,6 @@ func newEntry(l *constraints.Load, allocatable corev1.ResourceList, thresholds [
 		e.est.deltas = make([]atomic.Uint64, n)
 	}
 	e.est.generation.Store(-1) // no estimate yet
-	return e
 }
 
 // load appends the kept deltas to out when they are those of generation at now.
@@ -202,11 +201,12 @@ func New(args *config.LoadAwareArgs, nodes *crcache.NodeIndex, lister corelister
 	}
 	// Compiled once per change of a node's NodeMetric or Node, with this plugin's thresholds and
 	// weights, rather than once per pod. It answers only for that very Node object (see nodeLoad).
-	p.compiled = nodes.Derive(func(d *crcache.NodeData) any {
+	p.compiled = crcache.Derive(nodes, func(d *crcache.NodeData, e *nodeEntry) bool {
 		if d.Load == nil || d.Node == nil {
-			return nil
+			return false
 		}
-		return newEntry(d.Load, d.Node.Status.Allocatable, p.thresholds, p.weights)
+		e.init(d.Load, d.Node.Status.Allocatable, p.thresholds, p.weights)
+		return true
 	})
 	return p
 }
