@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
@@ -96,6 +97,14 @@ func TestCollectorDeletesFinishedAfterRetention(t *testing.T) {
 			got, err := get(t, accord, "done")
 			if err != nil || got.Status.CompletionTime == nil || !got.Status.CompletionTime.Time.Equal(now) || got.Status.Phase != phase {
 				t.Fatalf("after the first sync %+v (%v), want the completion time stamped", got, err)
+			}
+			// The first sync's write reaches the informer as a watch event: wait for it, so that it
+			// cannot land after, and undo, the copies this test puts in the informer's cache below.
+			if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+				cur, err := c.cfg.Reservations.Lister().Reservations("ns").Get("done")
+				return err == nil && cur.Status.CompletionTime != nil, nil
+			}); err != nil {
+				t.Fatalf("the informer never saw the completion time stamped: %v", err)
 			}
 			// The informer's copy is stamped 40 s ago: 20 s left; then past the retention: deleted.
 			got.Status.CompletionTime = &metav1.Time{Time: now.Add(-40 * time.Second)}
